@@ -1,0 +1,47 @@
+# One task runner for people and CI. Every target bootstraps .venv on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: generate check validate lint format test pytest bench docs serve clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	touch $@
+
+generate: $(STAMP) ## validate spec/ and write generated/ and site/reference/
+	$(PY) -m generator generate
+
+check: $(STAMP) ## 0 up to date, 1 drift (files named, fix printed), 2 spec error
+	$(PY) -m generator check
+
+validate: $(STAMP)
+	$(PY) -m generator validate
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+pytest: $(STAMP)
+	$(PY) -m pytest
+
+test: lint check pytest ## what CI runs
+
+bench: $(STAMP) ## speed ratios against references measured in the same run
+	$(PY) -m bench
+
+docs: $(STAMP) generate
+	$(PY) -m mkdocs build --strict
+
+serve: $(STAMP) generate
+	$(PY) -m mkdocs serve
+
+clean:
+	rm -rf build .cache .pytest_cache .ruff_cache

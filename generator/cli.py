@@ -1,0 +1,80 @@
+"""Command line: `python -m generator generate|check`.
+
+Exit status: 0 success (or up to date), 1 drift (check only), 2 a spec error or a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+EXIT_OK, EXIT_DRIFT, EXIT_ERROR = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("generate", "validate the spec and write every generated file"),
+        ("check", "validate the spec and report generated files that are out of date"),
+        ("validate", "only validate the spec"),
+    ):
+        cmd = sub.add_parser(name, help=text, description=text)
+        cmd.add_argument("--root", type=Path, default=Path(), help="project root (default: .)")
+        cmd.add_argument("--spec", type=Path, default=None, help="spec directory (default: ROOT/spec)")
+        if name == "generate":
+            cmd.add_argument("--force", action="store_true", help="render everything even if nothing changed")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    root: Path = args.root
+    spec_dir: Path = args.spec or root / "spec"
+    try:
+        return _run(args.command, root, spec_dir, force=getattr(args, "force", False))
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # a bug in the generator, not in the spec: say so, keep the details short
+        print("internal error in the generator (nothing was written):", file=sys.stderr)
+        print("".join(traceback.format_exc(limit=-3)).rstrip(), file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
+    from . import cache
+
+    if command == "generate" and not force and cache.is_fresh(root, spec_dir):
+        print("generate: up to date (nothing changed since the last run)")
+        return EXIT_OK
+
+    from . import writer
+    from .diagnostics import SpecError
+    from .pipeline import load_spec
+    from .render import render_all
+
+    try:
+        spec = load_spec(spec_dir, root)
+    except SpecError as exc:
+        sys.stderr.write(exc.report())
+        return EXIT_ERROR
+    if command == "validate":
+        print(f"validate: {spec_dir} is valid ({len(spec.methods)} entries, {len(spec.types)} types)")
+        return EXIT_OK
+    files = render_all(spec)
+    if command == "check":
+        drift = writer.compare(root, files)
+        if not drift:
+            print(f"check: {len(files)} generated files are up to date")
+            return EXIT_OK
+        print("check: generated files differ from what the spec produces:", file=sys.stderr)
+        print(drift.report(), file=sys.stderr)
+        print("fix: run `make generate` and commit the result", file=sys.stderr)
+        return EXIT_DRIFT
+    changed = writer.write(root, files)
+    cache.save(root, spec_dir, files)
+    summary = ", ".join(changed) if changed else "no file changed"
+    print(f"generate: {len(files)} files from {len(spec.methods)} entries ({summary})")
+    return EXIT_OK

@@ -1,0 +1,57 @@
+"""Diagnostics: what the validator says about a spec, with a file position for each problem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a spec file: the file, a 1-based line and column, and the data path inside the document."""
+
+    file: str
+    line: int = 1
+    column: int = 1
+    path: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One problem found in a spec. Sorting orders diagnostics by file, line, column and code."""
+
+    location: Location
+    code: str
+    message: str
+    severity: str = field(default="error", compare=False)
+
+    def format(self) -> str:
+        """Render as `file:line:col: error[code]: message (at path)`."""
+        where = f" (at {self.location.path})" if self.location.path else ""
+        return f"{self.location}: {self.severity}[{self.code}]: {self.message}{where}"
+
+
+class SpecError(Exception):
+    """Raised when a spec has errors; carries every diagnostic found, already sorted."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = sorted(set(diagnostics))
+        super().__init__(f"{len(self.diagnostics)} error(s) in the spec")
+
+    def report(self) -> str:
+        """All diagnostics, one per line, then a count."""
+        lines = [d.format() for d in self.diagnostics]
+        count = len(self.diagnostics)
+        lines.append(f"{count} error{'s' if count != 1 else ''}; nothing was written.")
+        return "\n".join(lines) + "\n"
+
+
+def display_path(path: Path, root: Path) -> str:
+    """The path as a maintainer would type it: relative to the project root when inside it, with `/`."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

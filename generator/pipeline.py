@@ -1,0 +1,73 @@
+"""Load, validate and model a spec directory: the front half of the pipeline, with all errors collected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .diagnostics import Diagnostic, Location, SpecError, display_path
+from .loader import Document, load_document
+from .model import Spec
+from .semantics import check_and_build
+from .structure import check_structure
+
+CLASSES_FILE = "retry-classes.yaml"
+META_DIR = "meta"
+
+
+def spec_files(spec_dir: Path) -> list[Path]:
+    """Every file that makes up a spec, in a fixed order (the inputs of a generation)."""
+    files = [spec_dir / CLASSES_FILE]
+    for sub in ("methods", "types"):
+        files += sorted((spec_dir / sub).glob("*.yaml"))
+    files += sorted((spec_dir / META_DIR).glob("*.json"))
+    return [f for f in files if f.is_file()]
+
+
+def load_spec(spec_dir: Path, root: Path) -> Spec:
+    """Read and check the spec under `spec_dir`. Raises SpecError with every diagnostic when it is not valid."""
+    diagnostics: list[Diagnostic] = []
+    meta = spec_dir / META_DIR
+
+    def load_all(paths: list[Path], meta_name: str) -> list[Document]:
+        docs = []
+        for path in paths:
+            doc = load_document(path, root, diagnostics)
+            if doc is None:
+                continue
+            problems = check_structure(doc, meta / meta_name)
+            diagnostics.extend(problems)
+            if not problems:
+                docs.append(doc)
+        return docs
+
+    for name in ("method.schema.json", "retry-classes.schema.json", "types.schema.json"):
+        if not (meta / name).is_file():
+            diagnostics.append(
+                Diagnostic(Location(display_path(meta / name, root)), "missing-file", "the meta-schema is missing")
+            )
+    classes_path = spec_dir / CLASSES_FILE
+    if not classes_path.is_file():
+        diagnostics.append(
+            Diagnostic(
+                Location(display_path(classes_path, root)), "missing-file", "the retry-class vocabulary is missing"
+            )
+        )
+    if diagnostics:
+        raise SpecError(diagnostics)
+
+    classes = load_all([classes_path], "retry-classes.schema.json")
+    methods = load_all(sorted((spec_dir / "methods").glob("*.yaml")), "method.schema.json")
+    types = load_all(sorted((spec_dir / "types").glob("*.yaml")), "types.schema.json")
+    if not methods and not diagnostics:
+        diagnostics.append(
+            Diagnostic(Location(display_path(spec_dir / "methods", root)), "no-methods", "the spec defines no methods")
+        )
+    if not classes:
+        raise SpecError(diagnostics)
+    # Meaning checks run even when some files failed their structure check, so that one run shows
+    # everything; the model is only built from a spec with no diagnostics at all.
+    found, spec = check_and_build(classes[0], methods, types)
+    diagnostics.extend(found)
+    if diagnostics or spec is None:
+        raise SpecError(diagnostics)
+    return spec

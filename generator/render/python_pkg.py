@@ -1,0 +1,122 @@
+"""generated/python: the pip-installable `acp-v2-schema` distribution (import `acp_v2_schema`).
+
+Models come from datamodel-code-generator, called as a library on the unstable schema bundle; the retry module
+and the packaging files come from Jinja templates. All Python is formatted with ruff before it is returned, so
+that `check` compares formatted text with formatted text.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import warnings
+
+from ..model import Spec
+from . import policy, schema
+from .markers import json_text, markdown_header, python_header
+from .templates import render as render_template
+
+PACKAGE_VERSION = "0.1.0"
+BASE = "generated/python"
+PACKAGE = f"{BASE}/acp_v2_schema"
+TARGET_PYTHON = "3.10"
+LINE_LENGTH = 100
+# A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
+_ROOT_TITLE = "AcpV2SchemaBundleRoot"
+
+
+def render(spec: Spec) -> dict[str, str]:
+    header = python_header()
+    files = {
+        f"{BASE}/pyproject.toml": render_template("pyproject.toml.j2", header=header, version=PACKAGE_VERSION),
+        f"{BASE}/README.md": render_template(
+            "README.md.j2", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
+        ),
+        f"{PACKAGE}/py.typed": "",
+        f"{PACKAGE}/__init__.py": render_template("__init__.py.j2", header=header, version=PACKAGE_VERSION),
+        f"{PACKAGE}/models.py": models_source(spec),
+        f"{PACKAGE}/retry.py": render_template("retry.py.j2", header=header, spec=spec),
+        f"{PACKAGE}/data/schema.json": json_text(schema.bundle(spec, unstable=False)),
+        f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
+        f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
+    }
+    python = {path: text for path, text in files.items() if path.endswith(".py")}
+    files.update(format_python(python))
+    return files
+
+
+def models_source(spec: Spec) -> str:
+    """Pydantic v2 models for every spec type, made by datamodel-code-generator."""
+    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+
+    document = schema.bundle(spec, unstable=True)
+    document["title"] = _ROOT_TITLE
+    document.pop("description", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the library announces future default changes; our options are explicit
+        source = generate(
+            json.dumps(document),
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.PydanticV2BaseModel,
+            target_python_version=PythonVersion(TARGET_PYTHON),
+            snake_case_field=True,
+            allow_population_by_field_name=True,
+            use_annotated=True,
+            field_constraints=True,
+            use_type_alias=True,
+            use_union_operator=True,
+            use_standard_collections=True,
+            use_schema_description=True,
+            use_field_description=True,
+            enum_field_as_literal="one",
+            disable_timestamp=True,
+            use_double_quotes=True,
+            formatters=["builtin"],
+            custom_file_header=python_header(),
+        )
+    return _drop_root(str(source))
+
+
+def _drop_root(source: str) -> str:
+    """Remove the statement that defines the bundle's root, which is not a protocol type."""
+    lines = source.splitlines(keepends=True)
+    for node in ast.parse(source).body:
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        names = {getattr(t, "id", None) for t in targets}
+        if _ROOT_TITLE in names or getattr(node, "name", None) == _ROOT_TITLE:
+            start = node.lineno - 1
+            del lines[start : node.end_lineno]
+            break
+    return "".join(lines)
+
+
+def format_python(files: dict[str, str]) -> dict[str, str]:
+    """Format Python sources with ruff (isolated from any project settings, so results never depend on them)."""
+    out = {}
+    for path, text in files.items():
+        for args in (["check", "--fix", "--select", "I,F401", "--quiet", "--exit-zero"], ["format"]):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "ruff",
+                    *args,
+                    "--isolated",
+                    f"--target-version=py{TARGET_PYTHON.replace('.', '')}",
+                    f"--line-length={LINE_LENGTH}",
+                    "--stdin-filename",
+                    path.rsplit("/", 1)[-1],
+                    "-",
+                ],
+                input=text,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"ruff {args[0]} failed on {path}: {done.stderr.strip()}")
+            text = done.stdout
+        out[path] = text
+    return out

@@ -1,0 +1,361 @@
+"""Stage 2b: check what the spec means (after its structure is known to be right), and build the model.
+
+Each check adds diagnostics and carries on, so that a maintainer sees every problem in one run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from . import model, naming
+from .diagnostics import Diagnostic
+from .loader import DataPath, Document
+
+IDEMPOTENCY_KEY_TYPE = "IdempotencyKey"
+RETRY_CLASS_TYPE = "RetryClass"
+REF_PREFIX = "#/$defs/"
+# The renderers turn each decision into code, so the vocabulary of decisions is fixed; their texts are data.
+KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
+
+
+class _Checker:
+    def __init__(self, classes_doc: Document, method_docs: list[Document], type_docs: list[Document]) -> None:
+        self.classes_doc = classes_doc
+        self.method_docs = method_docs
+        self.type_docs = type_docs
+        self.diagnostics: list[Diagnostic] = []
+        self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
+
+    def error(self, doc: Document, path: DataPath, code: str, message: str, *, key: bool = False) -> None:
+        self.diagnostics.append(Diagnostic(doc.locate(path, key=key), code, message))
+
+    # -- retry-classes.yaml ---------------------------------------------------------------------------
+    def check_classes(self) -> None:
+        doc, data = self.classes_doc, self.classes_doc.data
+        for section in ("failureKinds", "decisions", "classes"):
+            self._unique_names(doc, section, data[section])
+        failures = [f["name"] for f in data["failureKinds"]]
+        decisions = {d["name"] for d in data["decisions"]}
+        for i, decision in enumerate(data["decisions"]):
+            if decision["name"] not in KNOWN_DECISIONS:
+                self.error(
+                    doc,
+                    ("decisions", i, "name"),
+                    "unknown-decision",
+                    f"{decision['name']!r} is not a decision the generators understand; "
+                    f"use one of {', '.join(KNOWN_DECISIONS)}",
+                )
+        for i, cls in enumerate(data["classes"]):
+            given = cls["decisions"]
+            for failure in failures:
+                if failure not in given:
+                    self.error(
+                        doc,
+                        ("classes", i, "decisions"),
+                        "missing-decision",
+                        f"class {cls['name']!r} gives no decision for failure kind {failure!r}",
+                    )
+            for failure, decision in given.items():
+                if failure not in failures:
+                    self.error(
+                        doc,
+                        ("classes", i, "decisions", failure),
+                        "unknown-failure-kind",
+                        f"{failure!r} is not a failure kind; known: {', '.join(failures)}",
+                        key=True,
+                    )
+                if decision not in decisions:
+                    self.error(
+                        doc,
+                        ("classes", i, "decisions", failure),
+                        "unknown-decision",
+                        f"{decision!r} is not a decision; known: {', '.join(sorted(decisions))}",
+                    )
+
+    def _unique_names(self, doc: Document, section: str, items: list[dict[str, Any]]) -> None:
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if item["name"] in seen:
+                self.error(
+                    doc,
+                    (section, i, "name"),
+                    "duplicate-name",
+                    f"{section} entry {item['name']!r} is already defined at index {seen[item['name']]}",
+                )
+            seen.setdefault(item["name"], i)
+
+    # -- spec/types -----------------------------------------------------------------------------------
+    def check_types(self) -> None:
+        for doc in self.type_docs:
+            for name, schema in doc.data["types"].items():
+                if name in self.types:
+                    first = self.types[name][0]
+                    self.error(
+                        doc,
+                        ("types", name),
+                        "duplicate-type",
+                        f"type {name!r} is already defined in {first.display}",
+                        key=True,
+                    )
+                    continue
+                self.types[name] = (doc, schema)
+                try:
+                    Draft202012Validator.check_schema(schema)
+                except SchemaError as exc:
+                    where = ("types", name, *exc.absolute_path)
+                    self.error(
+                        doc,
+                        where,
+                        "invalid-type-schema",
+                        f"type {name!r} is not valid JSON Schema 2020-12: {exc.message}",
+                    )
+        for name, (doc, schema) in self.types.items():
+            for path, ref in _refs(schema, ("types", name)):
+                if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
+                    self.error(doc, path, "bad-ref", f"$ref {ref!r} must have the form '{REF_PREFIX}TypeName'")
+                elif ref.removeprefix(REF_PREFIX) not in self.types:
+                    self.error(
+                        doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
+                    )
+        self._check_retry_class_type()
+
+    def _check_retry_class_type(self) -> None:
+        if RETRY_CLASS_TYPE not in self.types:
+            return
+        doc, schema = self.types[RETRY_CLASS_TYPE]
+        declared = [c["name"] for c in self.classes_doc.data["classes"]]
+        if schema.get("enum") != declared:
+            self.error(
+                doc,
+                ("types", RETRY_CLASS_TYPE, "enum"),
+                "retry-class-enum-mismatch",
+                f"the {RETRY_CLASS_TYPE} enum must list the classes of retry-classes.yaml in order: {declared}",
+            )
+
+    # -- spec/methods ---------------------------------------------------------------------------------
+    def check_methods(self) -> None:
+        class_names = [c["name"] for c in self.classes_doc.data["classes"]]
+        seen: dict[tuple[str, str], Document] = {}
+        for doc in self.method_docs:
+            data = doc.data
+            entry = (data["method"], data["kind"])
+            if entry in seen:
+                self.error(
+                    doc,
+                    ("method",),
+                    "duplicate-method",
+                    f"{data['kind']} {data['method']!r} is already defined in {seen[entry].display}",
+                )
+            seen.setdefault(entry, doc)
+            if data["method"].startswith("_"):
+                self.error(
+                    doc,
+                    ("method",),
+                    "extension-method",
+                    "methods starting with '_' are extensions; they carry no retry class and stay out of the spec",
+                )
+            self._known_class(doc, ("retry", "class"), data["retry"]["class"], class_names)
+            self._check_key(doc, data)
+            self._check_types_named(doc, data)
+            self._check_variants(doc, data, class_names)
+
+    def _known_class(self, doc: Document, path: DataPath, name: str, class_names: list[str]) -> bool:
+        if name in class_names:
+            return True
+        self.error(doc, path, "unknown-class", f"{name!r} is not a retry class; known: {', '.join(class_names)}")
+        return False
+
+    def _check_key(self, doc: Document, data: dict[str, Any]) -> None:
+        key_param = data["retry"].get("keyParam")
+        keyed = data["retry"]["class"] == "keyed"
+        if keyed and key_param is None:
+            self.error(
+                doc,
+                ("retry",),
+                "missing-key-param",
+                "a keyed entry must name its idempotency key parameter in retry.keyParam",
+            )
+            return
+        if key_param is None:
+            return
+        if not keyed:
+            self.error(
+                doc,
+                ("retry", "keyParam"),
+                "key-param-not-keyed",
+                f"only keyed entries take a key parameter; this one is {data['retry']['class']!r}",
+            )
+            return
+        params = data.get("params")
+        if params is None:
+            self.error(
+                doc,
+                ("retry", "keyParam"),
+                "bad-key-param",
+                f"key parameter {key_param!r} cannot be checked: the entry names no params type",
+            )
+            return
+        if params not in self.types:
+            return  # reported as unknown-type by _check_types_named
+        schema = self.types[params][1]
+        prop = schema.get("properties", {}).get(key_param)
+        if prop is None:
+            self.error(
+                doc, ("retry", "keyParam"), "bad-key-param", f"params type {params!r} has no property {key_param!r}"
+            )
+            return
+        problems = []
+        if key_param in schema.get("required", []):
+            problems.append("it is required")
+        if not _is_nullable_key(prop):
+            problems.append(f"its schema is not anyOf [$ref {REF_PREFIX}{IDEMPOTENCY_KEY_TYPE}, type: null]")
+        if problems:
+            self.error(
+                doc,
+                ("retry", "keyParam"),
+                "bad-key-param",
+                f"{params}.{key_param} must be an optional, nullable {IDEMPOTENCY_KEY_TYPE}, but "
+                + " and ".join(problems),
+            )
+
+    def _check_types_named(self, doc: Document, data: dict[str, Any]) -> None:
+        if data["kind"] == "notification" and "result" in data:
+            self.error(
+                doc,
+                ("result",),
+                "notification-with-result",
+                "a notification has no response, so it cannot have a result type",
+                key=True,
+            )
+        for field in ("params", "result"):
+            name = data.get(field)
+            if name is not None and name not in self.types:
+                self.error(doc, (field,), "unknown-type", f"{field} type {name!r} is not defined in spec/types/")
+
+    def _check_variants(self, doc: Document, data: dict[str, Any], class_names: list[str]) -> None:
+        variants = data.get("variants", [])
+        if variants and "variantField" not in data:
+            self.error(
+                doc,
+                ("variants",),
+                "missing-variant-field",
+                "an entry with variants must name the field that selects them in variantField",
+                key=True,
+            )
+        seen: set[str] = set()
+        worst = -1
+        for i, variant in enumerate(variants):
+            if variant["name"] in seen:
+                self.error(
+                    doc, ("variants", i, "name"), "duplicate-variant", f"variant {variant['name']!r} is listed twice"
+                )
+            seen.add(variant["name"])
+            if "class" not in variant:
+                self.error(
+                    doc, ("variants", i), "variant-without-class", f"variant {variant['name']!r} has no retry class"
+                )
+            elif self._known_class(doc, ("variants", i, "class"), variant["class"], class_names):
+                worst = max(worst, class_names.index(variant["class"]))
+        own = data["retry"]["class"]
+        if worst >= 0 and own in class_names and class_names.index(own) != worst:
+            self.error(
+                doc,
+                ("retry", "class"),
+                "variant-class-mismatch",
+                f"an entry with variants takes the least forgiving class of its variants, "
+                f"{class_names[worst]!r}, not {own!r}",
+            )
+
+    # -- the model ------------------------------------------------------------------------------------
+    def build(self) -> model.Spec:
+        data = self.classes_doc.data
+        failure_order = [f["name"] for f in data["failureKinds"]]
+        entries = sorted(self.method_docs, key=lambda d: (d.data["method"], d.data["kind"]))
+        names = [d.data["method"] for d in entries]
+        return model.Spec(
+            failure_kinds=tuple(
+                model.FailureKind(f["name"], f["title"], f["description"]) for f in data["failureKinds"]
+            ),
+            decisions=tuple(model.Decision(d["name"], d["description"]) for d in data["decisions"]),
+            classes=tuple(
+                model.RetryClass(
+                    c["name"],
+                    c["title"],
+                    c["summary"],
+                    c["meaning"],
+                    tuple((f, c["decisions"][f]) for f in failure_order),
+                )
+                for c in data["classes"]
+            ),
+            methods=tuple(_method(d, has_twin=names.count(d.data["method"]) > 1) for d in entries),
+            types=tuple(
+                model.TypeDef(name, model.canonical_json(schema), doc.display)
+                for name, (doc, schema) in sorted(self.types.items())
+            ),
+        )
+
+
+def _method(doc: Document, *, has_twin: bool) -> model.Method:
+    d = doc.data
+    retry = d["retry"]
+    return model.Method(
+        name=d["method"],
+        kind=d["kind"],
+        direction=d["direction"],
+        stability=d["stability"],
+        summary=d["summary"].strip(),
+        description=d.get("description", "").strip(),
+        retry_class=retry["class"],
+        repeat=retry["repeat"].strip(),
+        key_param=retry.get("keyParam"),
+        success_errors=tuple(
+            model.ErrorCode(e["code"], e["meaning"].strip())
+            for e in sorted(retry.get("successEquivalentErrors", []), key=lambda e: e["code"])
+        ),
+        params=d.get("params"),
+        result=d.get("result"),
+        variant_field=d.get("variantField"),
+        variants=tuple(
+            model.Variant(v["name"], v["stability"], v["summary"].strip(), v["class"], v["repeat"].strip())
+            for v in d.get("variants", [])
+        ),
+        source=doc.display,
+        slug=naming.method_slug(d["method"], d["kind"], has_twin=has_twin),
+    )
+
+
+def _is_nullable_key(prop: dict[str, Any]) -> bool:
+    options = prop.get("anyOf") or prop.get("oneOf") or []
+    refs = {o.get("$ref") for o in options if isinstance(o, dict)}
+    nulls = [o for o in options if isinstance(o, dict) and o.get("type") == "null"]
+    return len(options) == 2 and REF_PREFIX + IDEMPOTENCY_KEY_TYPE in refs and len(nulls) == 1
+
+
+def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, Any]]:
+    """Every `$ref` in a schema, with its data path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$ref":
+                yield (*path, key), item
+            else:
+                yield from _refs(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _refs(item, (*path, i))
+
+
+def check_and_build(
+    classes_doc: Document, method_docs: list[Document], type_docs: list[Document]
+) -> tuple[list[Diagnostic], model.Spec | None]:
+    """Run every meaning check; return the diagnostics, and the model when there are none."""
+    checker = _Checker(classes_doc, method_docs, type_docs)
+    checker.check_classes()
+    checker.check_types()
+    checker.check_methods()
+    if checker.diagnostics:
+        return checker.diagnostics, None
+    return [], checker.build()
