@@ -30,9 +30,9 @@ def fingerprint(spec_dir: Path) -> str:
             h.update(f"{name}=={metadata.version(name)}".encode())
         except metadata.PackageNotFoundError:
             h.update(f"{name} missing".encode())
-    sources = sorted(p for p in _GENERATOR_DIR.rglob("*") if p.is_file() and p.suffix in (".py", ".j2"))
+    sources = sorted(p for p in _GENERATOR_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     for path in [*spec_files(spec_dir), *sources]:
-        h.update(str(path.name).encode())
+        h.update(path.as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()
 

@@ -15,12 +15,8 @@ META_DIR = "meta"
 
 
 def spec_files(spec_dir: Path) -> list[Path]:
-    """Every file that makes up a spec, in a fixed order (the inputs of a generation)."""
-    files = [spec_dir / CLASSES_FILE]
-    for sub in ("methods", "types"):
-        files += sorted((spec_dir / sub).glob("*.yaml"))
-    files += sorted((spec_dir / META_DIR).glob("*.json"))
-    return [f for f in files if f.is_file()]
+    """Every file under the spec directory, in a fixed order (the inputs of a generation)."""
+    return sorted(p for p in spec_dir.rglob("*") if p.is_file())
 
 
 def load_spec(spec_dir: Path, root: Path) -> Spec:

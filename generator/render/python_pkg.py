@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 from ..model import Spec
 from . import policy, schema
@@ -23,6 +24,7 @@ BASE = "generated/python"
 PACKAGE = f"{BASE}/acp_v2_schema"
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
+RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 
@@ -42,9 +44,22 @@ def render(spec: Spec) -> dict[str, str]:
         f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
         f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
     }
+    files.update(runtime_files())
     python = {path: text for path, text in files.items() if path.endswith(".py")}
     files.update(format_python(python))
     return files
+
+
+def runtime_files() -> dict[str, str]:
+    """The hand-written modules of generator/runtime/, copied into the package under the generated header."""
+    out = {}
+    for path in sorted(RUNTIME_DIR.rglob("*.py")):
+        rel = path.relative_to(RUNTIME_DIR).as_posix()
+        if "__pycache__" in rel:
+            continue
+        note = f"# Copied from generator/runtime/{rel}; edit it there.\n"
+        out[f"{PACKAGE}/{rel}"] = python_header() + note + path.read_text(encoding="utf-8")
+    return out
 
 
 def models_source(spec: Spec) -> str:

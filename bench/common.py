@@ -1,0 +1,57 @@
+"""Shared pieces of the benchmarks: the result type and a robust timer."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """One figure: ours against a reference, with the goal the ratio must meet."""
+
+    name: str
+    ours: float
+    reference: float
+    unit: str
+    goal: float
+    higher_is_better: bool  # True for throughput (ours / reference >= goal), False for times (<= goal)
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.reference if self.reference else float("inf")
+
+    @property
+    def met(self) -> bool:
+        return self.ratio >= self.goal if self.higher_is_better else self.ratio <= self.goal
+
+    def line(self) -> str:
+        sign = ">=" if self.higher_is_better else "<="
+        verdict = "met" if self.met else "MISSED"
+        return (
+            f"{self.name}: ratio {self.ratio:.3f} (goal {sign} {self.goal}) {verdict}; "
+            f"ours {self.ours:.4g} {self.unit}, reference {self.reference:.4g} {self.unit}"
+        )
+
+
+def median_seconds(action: Callable[[], object], *, repeat: int) -> float:
+    """The median wall time of `repeat` calls of `action`."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def interleaved(a: Callable[[], object], b: Callable[[], object], *, rounds: int) -> tuple[float, float]:
+    """Median times of `a` and `b`, measured in alternation so that machine noise hits both alike."""
+    ta, tb = [], []
+    for _ in range(rounds):
+        for action, sink in ((a, ta), (b, tb)):
+            start = time.perf_counter()
+            action()
+            sink.append(time.perf_counter() - start)
+    return statistics.median(ta), statistics.median(tb)
