@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: generate check validate lint format test pytest bench docs serve clean
+.PHONY: generate check validate lint format test pytest bench golden docs serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,14 +34,18 @@ pytest: $(STAMP)
 
 test: lint check pytest ## what CI runs
 
+golden: $(STAMP) ## regenerate the expected outputs of the fixture tests (review the diff!)
+	$(PY) -m tests.regen
+
 bench: $(STAMP) ## speed ratios against references measured in the same run
 	$(PY) -m bench
 
+# NO_MKDOCS_2_WARNING: silences the theme's banner about a future MkDocs; it is not a build warning.
 docs: $(STAMP) generate
-	$(PY) -m mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 serve: $(STAMP) generate
-	$(PY) -m mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
 clean:
 	rm -rf build .cache .pytest_cache .ruff_cache

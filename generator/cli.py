@@ -1,4 +1,4 @@
-"""Command line: `python -m generator generate|check`.
+"""Command line: `python -m generator generate|check|validate|audit`.
 
 Exit status: 0 success (or up to date), 1 drift (check only), 2 a spec error or a usage error.
 """
@@ -20,12 +20,16 @@ def _parser() -> argparse.ArgumentParser:
         ("generate", "validate the spec and write every generated file"),
         ("check", "validate the spec and report generated files that are out of date"),
         ("validate", "only validate the spec"),
+        ("audit", "compare the spec with a published ACP schema (default: the pinned npm release)"),
     ):
         cmd = sub.add_parser(name, help=text, description=text)
         cmd.add_argument("--root", type=Path, default=Path(), help="project root (default: .)")
         cmd.add_argument("--spec", type=Path, default=None, help="spec directory (default: ROOT/spec)")
         if name == "generate":
             cmd.add_argument("--force", action="store_true", help="render everything even if nothing changed")
+        if name == "audit":
+            cmd.add_argument("schema", type=Path, nargs="?", help="the published schema.unstable.json")
+            cmd.add_argument("--stable", type=Path, default=None, help="the published schema.json (stability check)")
     return parser
 
 
@@ -34,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     root: Path = args.root
     spec_dir: Path = args.spec or root / "spec"
     try:
+        if args.command == "audit":
+            from . import audit
+
+            return audit.main(args.schema, args.stable, root, spec_dir)
         return _run(args.command, root, spec_dir, force=getattr(args, "force", False))
     except KeyboardInterrupt:
         return 130

@@ -7,6 +7,7 @@
     ├── methods: Method…                sorted by (name, kind)
     │   ├── retry: class, repeat, key_param, success_errors: ErrorCode…
     │   ├── params / result: type names
+    │   ├── example: Example | None    (spec/examples/<slug>.yaml): steps of an attempt and its retry
     │   └── variants: Variant…          (session/update), each with its own class
     └── types: TypeDef…                 sorted by name; schema kept as canonical JSON text
 
@@ -88,6 +89,30 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class ExampleStep:
+    """One JSON-RPC message of a worked example, kept as canonical JSON so that nobody can mutate it."""
+
+    sender: str
+    note: str
+    lost: bool
+    message_json: str
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """A fresh copy of the message."""
+        return json.loads(self.message_json)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked example of a method entry: a first attempt and what follows it, checked against the types."""
+
+    summary: str
+    steps: tuple[ExampleStep, ...]
+    source: str
+
+
+@dataclass(frozen=True)
 class Method:
     """One (method, kind) entry of the audit."""
 
@@ -107,6 +132,7 @@ class Method:
     variants: tuple[Variant, ...]
     source: str
     slug: str
+    example: Example | None = None
 
     @property
     def side(self) -> str:
@@ -145,6 +171,7 @@ class Spec:
     classes: tuple[RetryClass, ...]
     methods: tuple[Method, ...]
     types: tuple[TypeDef, ...]
+    traces_json: str | None = None  # the checked conformance traces (spec/conformance/), when the spec has them
 
     def retry_class(self, name: str) -> RetryClass:
         return self._classes_by_name[name]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+from .conformance import load_traces
 from .diagnostics import Diagnostic, Location, SpecError, display_path
 from .loader import Document, load_document
 from .model import Spec
@@ -54,6 +56,8 @@ def load_spec(spec_dir: Path, root: Path) -> Spec:
     classes = load_all([classes_path], "retry-classes.schema.json")
     methods = load_all(sorted((spec_dir / "methods").glob("*.yaml")), "method.schema.json")
     types = load_all(sorted((spec_dir / "types").glob("*.yaml")), "types.schema.json")
+    # Worked examples are optional: a spec without spec/examples/ simply has pages without one.
+    examples = load_all(sorted((spec_dir / "examples").glob("*.yaml")), "example.schema.json")
     if not methods and not diagnostics:
         diagnostics.append(
             Diagnostic(Location(display_path(spec_dir / "methods", root)), "no-methods", "the spec defines no methods")
@@ -62,8 +66,9 @@ def load_spec(spec_dir: Path, root: Path) -> Spec:
         raise SpecError(diagnostics)
     # Meaning checks run even when some files failed their structure check, so that one run shows
     # everything; the model is only built from a spec with no diagnostics at all.
-    found, spec = check_and_build(classes[0], methods, types)
+    found, spec = check_and_build(classes[0], methods, types, examples)
     diagnostics.extend(found)
     if diagnostics or spec is None:
         raise SpecError(diagnostics)
-    return spec
+    # Traces are checked against the finished model (every method they send must exist).
+    return dataclasses.replace(spec, traces_json=load_traces(spec_dir, root, spec))

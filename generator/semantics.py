@@ -5,13 +5,13 @@ Each check adds diagnostics and carries on, so that a maintainer sees every prob
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
-from . import model, naming
+from . import examples, model, naming
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -19,14 +19,24 @@ IDEMPOTENCY_KEY_TYPE = "IdempotencyKey"
 RETRY_CLASS_TYPE = "RetryClass"
 REF_PREFIX = "#/$defs/"
 # The renderers turn each decision into code, so the vocabulary of decisions is fixed; their texts are data.
+# Checks a type against the JSON Schema 2020-12 meta-schema, reporting every problem (check_schema stops at one).
+_META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
 
 
 class _Checker:
-    def __init__(self, classes_doc: Document, method_docs: list[Document], type_docs: list[Document]) -> None:
+    def __init__(
+        self,
+        classes_doc: Document,
+        method_docs: list[Document],
+        type_docs: list[Document],
+        example_docs: list[Document] | None = None,
+    ) -> None:
         self.classes_doc = classes_doc
         self.method_docs = method_docs
         self.type_docs = type_docs
+        self.example_docs = example_docs or []
+        self.examples: dict[str, model.Example] = {}
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
 
@@ -103,16 +113,10 @@ class _Checker:
                     )
                     continue
                 self.types[name] = (doc, schema)
-                try:
-                    Draft202012Validator.check_schema(schema)
-                except SchemaError as exc:
-                    where = ("types", name, *exc.absolute_path)
-                    self.error(
-                        doc,
-                        where,
-                        "invalid-type-schema",
-                        f"type {name!r} is not valid JSON Schema 2020-12: {exc.message}",
-                    )
+                for problem in _META_VALIDATOR.iter_errors(schema):
+                    where = ("types", name, *problem.absolute_path)
+                    message = f"type {name!r} is not valid JSON Schema 2020-12: {problem.message}"
+                    self.error(doc, where, "invalid-type-schema", message)
         for name, (doc, schema) in self.types.items():
             for path, ref in _refs(schema, ("types", name)):
                 if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
@@ -270,6 +274,11 @@ class _Checker:
                 f"{class_names[worst]!r}, not {own!r}",
             )
 
+    # -- spec/examples --------------------------------------------------------------------------------
+    def check_examples(self) -> None:
+        schemas = {name: schema for name, (_, schema) in self.types.items()}
+        self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
+
     # -- the model ------------------------------------------------------------------------------------
     def build(self) -> model.Spec:
         data = self.classes_doc.data
@@ -291,7 +300,9 @@ class _Checker:
                 )
                 for c in data["classes"]
             ),
-            methods=tuple(_method(d, has_twin=names.count(d.data["method"]) > 1) for d in entries),
+            methods=tuple(
+                _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
+            ),
             types=tuple(
                 model.TypeDef(name, model.canonical_json(schema), doc.display)
                 for name, (doc, schema) in sorted(self.types.items())
@@ -328,6 +339,11 @@ def _method(doc: Document, *, has_twin: bool) -> model.Method:
     )
 
 
+def _with_example(method: model.Method, found: dict[str, model.Example]) -> model.Method:
+    example = found.get(method.slug)
+    return method if example is None else dataclasses.replace(method, example=example)
+
+
 def _is_nullable_key(prop: dict[str, Any]) -> bool:
     options = prop.get("anyOf") or prop.get("oneOf") or []
     refs = {o.get("$ref") for o in options if isinstance(o, dict)}
@@ -349,13 +365,17 @@ def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, Any]]:
 
 
 def check_and_build(
-    classes_doc: Document, method_docs: list[Document], type_docs: list[Document]
+    classes_doc: Document,
+    method_docs: list[Document],
+    type_docs: list[Document],
+    example_docs: list[Document] | None = None,
 ) -> tuple[list[Diagnostic], model.Spec | None]:
     """Run every meaning check; return the diagnostics, and the model when there are none."""
-    checker = _Checker(classes_doc, method_docs, type_docs)
+    checker = _Checker(classes_doc, method_docs, type_docs, example_docs)
     checker.check_classes()
     checker.check_types()
     checker.check_methods()
+    checker.check_examples()
     if checker.diagnostics:
         return checker.diagnostics, None
     return [], checker.build()

@@ -62,9 +62,10 @@ def _diagnose(doc: Document, error: ValidationError) -> list[Diagnostic]:
 
 def _message(error: ValidationError) -> str:
     value: Any = error.instance
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    shown = repr(value) if not isinstance(value, (dict, list)) else _json_kind(value)
     if error.validator == "type":
-        return f"expected {_kinds(error.validator_value)}, found {_json_kind(value)} {shown}"
+        found = _json_kind(value) if isinstance(value, (dict, list)) else f"{_json_kind(value)} {shown}"
+        return f"expected {_kinds(error.validator_value)}, found {found}"
     if error.validator == "enum":
         return f"{shown} is not one of: {', '.join(map(str, error.validator_value))}"
     if error.validator == "pattern":

@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..model import Spec
-from . import docs, policy, python_pkg, schema
+from . import docs, policy, python_pkg, schema, sdk, traces
 
 Renderer = Callable[[Spec], dict[str, str]]
-RENDERERS: tuple[Renderer, ...] = (schema.render, policy.render, python_pkg.render, docs.render)
+RENDERERS: tuple[Renderer, ...] = (
+    schema.render,
+    policy.render,
+    python_pkg.render,
+    docs.render,
+    traces.render,
+    sdk.render,
+)
 
 
 def render_all(spec: Spec) -> dict[str, str]:

@@ -1,16 +1,24 @@
-"""Docs pages under site/reference/: the retry table and one page per (method, kind) entry."""
+"""Docs pages under site/reference/: the retry table and one page per (method, kind) entry.
+
+Each page starts with front matter naming the spec file it comes from (`edit_source`); the site's hook turns that
+into the page's edit link, so "edit this page" opens the YAML, not the generated Markdown.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import DIRECTION_TITLES, Method, Spec
+from ..model import DIRECTION_TITLES, Example, Method, Spec
 from ..semantics import REF_PREFIX
 from .markers import markdown_header
 from .templates import render as render_template
 
 REFERENCE = "site/reference"
+CLASSES_SOURCE = "spec/retry-classes.yaml"
+# Who answers whom in an example, for the arrow in each step's label.
+COUNTERPART = {"client": "agent", "agent": "client", "proxy": "conductor", "conductor": "proxy"}
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,16 @@ class TypeView:
     fields: tuple[FieldRow, ...]
 
 
+@dataclass(frozen=True)
+class StepView:
+    number: int
+    sender: str
+    receiver: str
+    note: str
+    lost: bool
+    json: str
+
+
 def render(spec: Spec) -> dict[str, str]:
     files = {f"{REFERENCE}/retry-classes.md": _table_page(spec)}
     names = [m.name for m in spec.methods]
@@ -40,6 +58,7 @@ def render(spec: Spec) -> dict[str, str]:
             spec=spec,
             twin=names.count(method.name) > 1,
             types=_types_of(spec, method),
+            steps=_steps(method.example),
         )
     return files
 
@@ -54,11 +73,28 @@ def _table_page(spec: Spec) -> str:
     return render_template(
         "retry-classes.md.j2",
         header=markdown_header("spec/"),
+        source=CLASSES_SOURCE,
         spec=spec,
         groups=groups,
         requests=[m for m in spec.methods if m.kind == "request"],
         notifications=[m for m in spec.methods if m.kind == "notification"],
     )
+
+
+def _steps(example: Example | None) -> list[StepView]:
+    if example is None:
+        return []
+    return [
+        StepView(
+            i,
+            step.sender.capitalize(),
+            COUNTERPART[step.sender].capitalize(),
+            step.note,
+            step.lost,
+            json.dumps(step.message, indent=2, ensure_ascii=False),
+        )
+        for i, step in enumerate(example.steps, start=1)
+    ]
 
 
 def _types_of(spec: Spec, method: Method) -> list[tuple[str, TypeView]]:

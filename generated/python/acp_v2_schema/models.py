@@ -8,53 +8,613 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
+AbsolutePath = TypeAliasType("AbsolutePath", str)
+"""
+A file system path that starts at the root; relative paths are not allowed.
+"""
 
-class BlobResourceContents(BaseModel):
+
+class ArchiveSessionResponse(BaseModel):
     """
-    The contents of a binary resource, base64-encoded.
+    The result of session/archive: an empty object (with optional _meta) that confirms success.
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
-    uri: str
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    The address of the resource.
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
-    blob: str
+
+
+class AuthAccount(BaseModel):
     """
-    The bytes of the resource, base64-encoded.
+    An account the Agent is signed in with, as shown to the user.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    label: str
     """
-    The media type of the bytes, if known.
+    A label that identifies the account to the user.
+    """
+    active: bool | None = None
+    """
+    Whether this account is the one in use.
+    """
+    name: str | None = None
+    """
+    The account holder's name, if known.
+    """
+    email: str | None = None
+    """
+    The account's email address, if known.
+    """
+    organization: str | None = None
+    """
+    The organization the account belongs to, if any.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
-class Error(BaseModel):
+AuthMethodId = TypeAliasType("AuthMethodId", str)
+"""
+The identifier of a sign-in method, chosen by the Agent.
+"""
+
+
+AuthState = TypeAliasType(
+    "AuthState",
+    Literal["authenticated"]
+    | Literal["unauthenticated"]
+    | Literal["not_required"]
+    | Literal["unknown"]
+    | str,
+)
+"""
+Whether the user is signed in. Values this version does not know are kept as they are.
+"""
+
+
+class AuthStatusCapabilities(BaseModel):
     """
-    A JSON-RPC error object. For session/prompt, an error response means no message was inserted, so the idempotency key stays unused and the same prompt may be sent again with it. -32602 (Invalid params) answers a malformed key; -32800 (Request cancelled) answers every pending attempt of a prompt cancelled before insertion.
+    Present when the Agent supports auth/status and sends auth/status_update.
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
-    code: int
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    The error code; the JSON-RPC and ACP ranges give it meaning.
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
+
+
+class AuthStatusRequest(BaseModel):
+    """
+    The params of auth/status: none beyond optional _meta.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AuthStatusResponse(BaseModel):
+    """
+    The result of auth/status: the sign-in state and, if reported, the accounts.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    state: AuthState
+    """
+    Whether the user is signed in.
+    """
+    accounts: list[AuthAccount] | None = None
+    """
+    The accounts the Agent is signed in with, if it reports them.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AuthStatusUpdateNotification(BaseModel):
+    """
+    The params of auth/status_update: a new snapshot of the sign-in state.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    state: AuthState
+    """
+    Whether the user is signed in.
+    """
+    accounts: list[AuthAccount] | None = None
+    """
+    The accounts the Agent is signed in with, if it reports them.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class BooleanPropertySchema(BaseModel):
+    """
+    A yes/no field of an elicitation form.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["boolean"]
+    """
+    Always "boolean": selects this variant.
+    """
+    title: str | None = None
+    """
+    The field's label, if any.
+    """
+    description: str | None = None
+    """
+    Help text for the field, if any.
+    """
+    default: bool | None = None
+    """
+    The value the form starts with, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelTerminalResponse(BaseModel):
+    """
+    The result of terminal/cancel: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelToolCallResponse(BaseModel):
+    """
+    The result of tool_call/cancel: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelledPermissionOutcome(BaseModel):
+    """
+    The user did not choose, or the request was cancelled; nothing is allowed.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    outcome: Literal["cancelled"]
+    """
+    Always "cancelled": selects this variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CloseSessionResponse(BaseModel):
+    """
+    The result of session/close: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+CompactionId = TypeAliasType("CompactionId", str)
+"""
+The Agent-chosen identifier of a context compaction, unique within a session.
+"""
+
+
+CompactionStatus = TypeAliasType(
+    "CompactionStatus",
+    Literal["in_progress"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str,
+)
+"""
+Where a context compaction is in its life. Values this version does not know are kept.
+"""
+
+
+class Cost(BaseModel):
+    """
+    An amount of money and its currency.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    amount: float
+    """
+    The amount spent so far.
+    """
+    currency: str
+    """
+    The currency code, such as USD.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CreateElicitationRequest13(BaseModel):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
     message: str
     """
-    A short, human-readable description of the error.
+    What the Agent asks for, shown to the user.
     """
-    data: Any | None = None
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Further details defined by the sender, of any JSON type.
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
+    mode: Literal["form"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationRequest23(BaseModel):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationResponseCancel(BaseModel):
+    """
+    The "cancel" variant of CreateElicitationResponse. The user dismissed the request without choosing.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    action: Literal["cancel"]
+    """
+    Always "cancel": selects this variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CreateElicitationResponseDecline(BaseModel):
+    """
+    The "decline" variant of CreateElicitationResponse. The user chose not to answer.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    action: Literal["decline"]
+    """
+    Always "decline": selects this variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DeleteSessionResponse(BaseModel):
+    """
+    The result of session/delete: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+DiffFileType = TypeAliasType(
+    "DiffFileType",
+    Literal["text"] | Literal["binary"] | Literal["directory"] | Literal["symlink"] | str,
+)
+"""
+What kind of file a change touches. Values this version does not know are kept.
+"""
+
+
+DiffPatchFormat = TypeAliasType("DiffPatchFormat", Literal["git_patch"] | str)
+"""
+The format of patch text. Values this version does not know are kept.
+"""
+
+
+class DiffPathChange(BaseModel):
+    """
+    The path of a file that was added, deleted or modified.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    path: AbsolutePath
+    """
+    The file that was added, deleted or changed.
+    """
+
+
+class DiffPathPairChange(BaseModel):
+    """
+    The old and new paths of a file that was moved or copied.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    old_path: Annotated[AbsolutePath, Field(alias="oldPath")]
+    """
+    The path the file was moved or copied from.
+    """
+    path: AbsolutePath
+    """
+    The path after the move or copy.
+    """
+
+
+class DisableProviderResponse(BaseModel):
+    """
+    The result of providers/disable: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ElicitationAcceptAction(BaseModel):
+    """
+    The user accepted; for a form, the values entered.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    content: dict[str, Any] | None = None
+    """
+    The values the user entered, by field name.
+    """
+
+
+ElicitationContentValue = TypeAliasType(
+    "ElicitationContentValue", str | int | float | bool | list[str] | Any
+)
+"""
+A value the user entered in a form field: text, a number, a yes/no, a list, or other.
+"""
+
+
+class ElicitationFormCapabilities(BaseModel):
+    """
+    Present when the Client can show elicitation forms.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ElicitationId = TypeAliasType("ElicitationId", str)
+"""
+The Agent-chosen identifier of a URL elicitation.
+"""
+
+
+ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
+"""
+The type of an elicitation form schema, which is always "object".
+"""
+
+
+class ElicitationUrlCapabilities(BaseModel):
+    """
+    Present when the Client can send the user to a URL for an elicitation.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class EnumOption(BaseModel):
+    """
+    One allowed value of a form field, with a label to show.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    const: str
+    """
+    The value sent back when this choice is picked.
+    """
+    title: str
+    """
+    The label shown for the choice.
+    """
+    description: str | None = None
+    """
+    What the choice means, if more needs saying.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class EnvVariable(BaseModel):
+    """
+    An environment variable to set for a program.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    name: str
+    """
+    The variable's name.
+    """
+    value: str
+    """
+    The variable's value.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ErrorCode = TypeAliasType(
+    "ErrorCode",
+    Literal[-32700]
+    | Literal[-32600]
+    | Literal[-32601]
+    | Literal[-32602]
+    | Literal[-32603]
+    | Literal[-32800]
+    | Literal[-32000]
+    | Literal[-32002]
+    | Literal[-32022]
+    | int,
+)
+"""
+A JSON-RPC error code: one of the codes JSON-RPC and ACP define, or any other integer.
+"""
+
+
+class HttpHeader(BaseModel):
+    """
+    An HTTP header to send.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    name: str
+    """
+    The header's name.
+    """
+    value: str
+    """
+    The header's value.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
+"""
+The background an icon is made for. Values this version does not know are kept.
+"""
 
 
 IdempotencyKey = TypeAliasType(
@@ -68,10 +628,628 @@ A Client-chosen, opaque token that ties every attempt of one user submission tog
 """
 
 
+class Implementation(BaseModel):
+    """
+    The name and version of a Client or Agent program.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    name: str
+    """
+    The program's name, for logs and for matching; not meant for display.
+    """
+    title: str | None = None
+    """
+    A name to show the user, if different from name.
+    """
+    version: str
+    """
+    The version of the implementation.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class IntegerPropertySchema(BaseModel):
+    """
+    A whole-number field of an elicitation form.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["integer"]
+    """
+    Always "integer": selects this variant.
+    """
+    title: str | None = None
+    """
+    The field's label, if any.
+    """
+    description: str | None = None
+    """
+    Help text for the field, if any.
+    """
+    minimum: int | None = None
+    """
+    The smallest allowed value.
+    """
+    maximum: int | None = None
+    """
+    The largest allowed value.
+    """
+    default: int | None = None
+    """
+    The value the form starts with, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ListProvidersRequest(BaseModel):
+    """
+    The params of providers/list: none beyond optional _meta.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+LlmProtocol = TypeAliasType(
+    "LlmProtocol",
+    Literal["anthropic"]
+    | Literal["openai"]
+    | Literal["azure"]
+    | Literal["vertex"]
+    | Literal["bedrock"]
+    | str,
+)
+"""
+The API protocol of a model provider. Values this version does not know are kept.
+"""
+
+
+class LoginAuthRequest(BaseModel):
+    """
+    The params of auth/login: which sign-in method to run.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
+    """
+    The sign-in method to use, from the Agent's authMethods.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class LoginAuthResponse(BaseModel):
+    """
+    The result of auth/login: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class LogoutAuthRequest(BaseModel):
+    """
+    The params of auth/logout: none beyond optional _meta.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class LogoutAuthResponse(BaseModel):
+    """
+    The result of auth/logout: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class McpAcpCapabilities(BaseModel):
+    """
+    Present when the Agent can use MCP servers that talk over the ACP connection.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class McpError(BaseModel):
+    """
+    An error object from an MCP server, passed on unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        extra="allow",
+        populate_by_name=True,
+    )
+    code: int
+    """
+    The MCP error code.
+    """
+    message: str
+    """
+    A short, human-readable description of the error.
+    """
+    data: Any | None = None
+    """
+    Further details from the MCP server, of any JSON type.
+    """
+
+
+class McpHttpCapabilities(BaseModel):
+    """
+    Present when the Agent can connect to MCP servers over HTTP.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+McpRequestId = TypeAliasType("McpRequestId", str)
+"""
+The caller-chosen identifier of a wrapped MCP request, separate from the ACP request id.
+"""
+
+
+McpServerAcpId = TypeAliasType("McpServerAcpId", str)
+"""
+The identifier of an MCP server reached over the ACP connection.
+"""
+
+
+class McpServerHttp(BaseModel):
+    """
+    An MCP server reached over HTTP.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["http"]
+    """
+    Always "http": selects this variant.
+    """
+    name: str
+    """
+    A name for the server, used to tell its tools apart.
+    """
+    url: str
+    """
+    The server's URL.
+    """
+    headers: list[HttpHeader] | None = None
+    """
+    HTTP headers to send with every request.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class McpServerStdio(BaseModel):
+    """
+    An MCP server the Agent starts as a local process and talks to over stdin and stdout.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["stdio"]
+    """
+    Always "stdio": selects this variant.
+    """
+    name: str
+    """
+    A name for the server, used to tell its tools apart.
+    """
+    command: AbsolutePath
+    """
+    The program to start, as an absolute path.
+    """
+    args: list[str] | None = None
+    """
+    Command-line arguments passed to the program.
+    """
+    env: list[EnvVariable] | None = None
+    """
+    Environment variables to set for the program.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class McpStdioCapabilities(BaseModel):
+    """
+    Present when the Agent can start MCP servers as local processes.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+MediaType = TypeAliasType("MediaType", str)
+"""
+A media (MIME) type, such as text/plain or image/png.
+"""
+
+
 MessageId = TypeAliasType("MessageId", str)
 """
 The Agent-chosen, opaque identifier of a message, unique among messages of the same kind within a session. A retried keyed prompt is answered with the MessageId of the message its first attempt inserted.
 """
+
+
+class MessageMcpNotification(BaseModel):
+    """
+    The params of the mcp/message notification: one MCP notification, wrapped.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    server_id: Annotated[McpServerAcpId, Field(alias="serverId")]
+    """
+    The MCP server the message is for.
+    """
+    request_id: Annotated[McpRequestId, Field(alias="requestId")]
+    """
+    Identifies the wrapped MCP message.
+    """
+    method: str
+    """
+    The MCP method.
+    """
+    params: dict[str, Any] | None = None
+    """
+    The MCP params, passed on unchanged.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class MessageMcpRequest(BaseModel):
+    """
+    The params of the mcp/message request: one MCP request, wrapped.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    server_id: Annotated[McpServerAcpId, Field(alias="serverId")]
+    """
+    The MCP server the message is for.
+    """
+    request_id: Annotated[McpRequestId, Field(alias="requestId")]
+    """
+    The id of the wrapped MCP request.
+    """
+    method: str
+    """
+    The MCP method.
+    """
+    params: dict[str, Any] | None = None
+    """
+    The MCP params, passed on unchanged.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class MessageMcpResponse1(BaseModel):
+    """
+    The result of the mcp/message request: the MCP result or the MCP error.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    result: Any
+    """
+    The MCP result, passed on unchanged; may be null.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class MessageMcpResponse2(BaseModel):
+    """
+    The result of the mcp/message request: the MCP result or the MCP error.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    error: McpError
+    """
+    The MCP error, passed on unchanged.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+MessageMcpResponse = TypeAliasType("MessageMcpResponse", MessageMcpResponse1 | MessageMcpResponse2)
+"""
+The result of the mcp/message request: the MCP result or the MCP error.
+"""
+
+
+class MultiSelectItems2(BaseModel):
+    """
+    The values a multi-select field offers: plain strings, or values with titles.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        extra="allow",
+        populate_by_name=True,
+    )
+    type: str
+    """
+    Names the kind of this item; it selects the variant.
+    """
+
+
+NoticeSeverity = TypeAliasType(
+    "NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str
+)
+"""
+How serious a notice is. Values this version does not know are kept.
+"""
+
+
+class NumberPropertySchema(BaseModel):
+    """
+    A number field of an elicitation form.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["number"]
+    """
+    Always "number": selects this variant.
+    """
+    title: str | None = None
+    """
+    The field's label, if any.
+    """
+    description: str | None = None
+    """
+    Help text for the field, if any.
+    """
+    minimum: float | None = None
+    """
+    The smallest allowed value.
+    """
+    maximum: float | None = None
+    """
+    The largest allowed value.
+    """
+    default: float | None = None
+    """
+    The value the form starts with, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+"""
+The identifier of a permission option, chosen by the Agent.
+"""
+
+
+PermissionOptionKind = TypeAliasType(
+    "PermissionOptionKind",
+    Literal["allow_once"]
+    | Literal["allow_always"]
+    | Literal["reject_once"]
+    | Literal["reject_always"]
+    | str,
+)
+"""
+What choosing an option means (allow or reject, once or always). Unknown values are kept.
+"""
+
+
+PlanEntryPriority = TypeAliasType(
+    "PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str
+)
+"""
+How important a plan step is. Values this version does not know are kept.
+"""
+
+
+PlanEntryStatus = TypeAliasType(
+    "PlanEntryStatus",
+    Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["cancelled"] | str,
+)
+"""
+Where a plan step is in its life. Values this version does not know are kept.
+"""
+
+
+PlanId = TypeAliasType("PlanId", str)
+"""
+The Agent-chosen identifier of a plan, unique within a session.
+"""
+
+
+class PlanMarkdown(BaseModel):
+    """
+    A plan as Markdown text.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["markdown"]
+    """
+    Always "markdown": selects this variant.
+    """
+    plan_id: Annotated[PlanId, Field(alias="planId")]
+    """
+    The plan this is about.
+    """
+    content: str
+    """
+    The plan as Markdown text.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PlanRemoved(BaseModel):
+    """
+    Removes a plan from the session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")]
+    """
+    Always "plan_removed": selects this variant.
+    """
+    plan_id: Annotated[PlanId, Field(alias="planId")]
+    """
+    The plan this is about.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PromptAudioCapabilities(BaseModel):
+    """
+    Present when prompts may contain audio.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PromptEmbeddedContextCapabilities(BaseModel):
+    """
+    Present when prompts may contain embedded resources.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PromptImageCapabilities(BaseModel):
+    """
+    Present when prompts may contain images.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
 
 
 class PromptResponse(BaseModel):
@@ -80,6 +1258,7 @@ class PromptResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     message_id: Annotated[MessageId, Field(alias="messageId")]
@@ -88,8 +1267,166 @@ class PromptResponse(BaseModel):
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
+
+
+ProtocolVersion = TypeAliasType("ProtocolVersion", Annotated[int, Field(ge=0, le=65535)])
+"""
+An ACP protocol version number.
+"""
+
+
+class ProviderCurrentConfig(BaseModel):
+    """
+    How a provider is configured now.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    api_type: Annotated[LlmProtocol, Field(alias="apiType")]
+    """
+    The API protocol the provider endpoint speaks.
+    """
+    base_url: Annotated[str, Field(alias="baseUrl")]
+    """
+    The base URL of the provider endpoint.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ProviderId = TypeAliasType("ProviderId", str)
+"""
+The identifier of a model provider, chosen by the Agent.
+"""
+
+
+class ProviderInfo(BaseModel):
+    """
+    A model provider the Agent knows: what it supports and how it is configured.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    provider_id: Annotated[ProviderId, Field(alias="providerId")]
+    """
+    The provider's identifier.
+    """
+    supported: list[LlmProtocol]
+    """
+    The API protocols the provider accepts.
+    """
+    required: bool
+    """
+    Whether the Agent needs this provider configured before it can work.
+    """
+    current: ProviderCurrentConfig | None = None
+    """
+    The configuration in use now, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ProvidersCapabilities(BaseModel):
+    """
+    Present when the Agent supports providers/list, providers/set and providers/disable.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ProxySuccessorNotification(BaseModel):
+    """
+    The params of the proxy/successor notification: one notification, wrapped.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    method: str
+    """
+    The method of the wrapped notification.
+    """
+    params: Any | None = None
+    """
+    The params of the wrapped notification, passed on unchanged; omitted or null means none.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ProxySuccessorRequest(BaseModel):
+    """
+    The params of the proxy/successor request: one request, wrapped.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    method: str
+    """
+    The method of the wrapped request.
+    """
+    params: Any | None = None
+    """
+    The params of the wrapped request, passed on unchanged; omitted or null means none.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ProxySuccessorResponse = TypeAliasType("ProxySuccessorResponse", Any)
+"""
+The result of proxy/successor: the wrapped request's result, unchanged, of any JSON type.
+"""
+
+
+class ReplayFromStart(BaseModel):
+    """
+    Replay from the start of the history the Agent keeps.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["start"]
+    """
+    Always "start": selects this variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+RequestId = TypeAliasType("RequestId", int | str)
+"""
+A JSON-RPC request id: a string or an integer, never null.
+"""
 
 
 class RetryClass(Enum):
@@ -103,13 +1440,158 @@ class RetryClass(Enum):
     unsafe = "unsafe"
 
 
-class Role(Enum):
+Role = TypeAliasType("Role", Literal["assistant"] | Literal["user"] | str)
+"""
+A participant in the conversation. Values this version does not know are kept.
+"""
+
+
+class SelectedPermissionOutcome(BaseModel):
     """
-    A participant in the conversation.
+    The user chose one of the options offered.
     """
 
-    user = "user"
-    assistant = "assistant"
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    outcome: Literal["selected"]
+    """
+    Always "selected": selects this variant.
+    """
+    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
+    """
+    The option the user picked.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionAdditionalDirectoriesCapabilities(BaseModel):
+    """
+    Present when sessions accept additional workspace directories.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    Present when the Agent supports session/archive and session/unarchive.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SessionArchiveFilter = TypeAliasType(
+    "SessionArchiveFilter", Literal["exclude"] | Literal["include"] | Literal["only"] | str
+)
+"""
+Which sessions session/list returns by archive state. Unknown values are kept.
+"""
+
+
+class SessionCancelCapabilities(BaseModel):
+    """
+    Present when the Client may cancel a subagent's work without ending its session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionConfigBoolean(BaseModel):
+    """
+    A configuration option that is an on/off toggle.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    current_value: Annotated[bool, Field(alias="currentValue")]
+    """
+    Whether the toggle is on.
+    """
+
+
+SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
+"""
+The identifier of a group of configuration values.
+"""
+
+
+SessionConfigId = TypeAliasType("SessionConfigId", str)
+"""
+The identifier of a session configuration option.
+"""
+
+
+SessionConfigOptionCategory = TypeAliasType(
+    "SessionConfigOptionCategory",
+    Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str,
+)
+"""
+What a configuration option is about, for display. Unknown values are kept.
+"""
+
+
+SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
+"""
+The identifier of one value of a select option.
+"""
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present when the Agent supports session/delete.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionForkCapabilities(BaseModel):
+    """
+    Present when the Agent supports session/fork.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
 
 
 SessionId = TypeAliasType("SessionId", str)
@@ -118,29 +1600,959 @@ The Agent-chosen identifier of a session. Idempotency keys are scoped to it: the
 """
 
 
+class SessionInfo(BaseModel):
+    """
+    What session/list tells about one session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session.
+    """
+    cwd: AbsolutePath
+    """
+    The session's working directory.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    The session's additional workspace directories.
+    """
+    title: str | None = None
+    """
+    The session's title, if it has one.
+    """
+    updated_at: Annotated[str | None, Field(alias="updatedAt")] = None
+    """
+    When the session last changed, as an ISO 8601 timestamp.
+    """
+    archived: bool | None = None
+    """
+    Whether the session is archived; omitted means not archived.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionInfoUpdate(BaseModel):
+    """
+    Reports new values of session metadata; fields left out are unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    """
+    Always "session_info_update": selects this variant.
+    """
+    title: str | None = None
+    """
+    The new title; omitted means unchanged.
+    """
+    updated_at: Annotated[str | None, Field(alias="updatedAt")] = None
+    """
+    When the session last changed, as an ISO 8601 timestamp.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SessionListCursor = TypeAliasType("SessionListCursor", str)
+"""
+An opaque token that says where the next page of session/list starts.
+"""
+
+
+class SessionNotFoundErrorData(BaseModel):
+    """
+    The data of the error that says a session does not exist.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session that was not found.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SessionStatus = TypeAliasType("SessionStatus", Literal["open"] | Literal["saved"] | str)
+"""
+Whether a session is open in the Agent's memory or only saved. Unknown values are kept.
+"""
+
+
+class SessionStatusCapabilities(BaseModel):
+    """
+    Present when the Agent supports session/status.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionStatusRequest(BaseModel):
+    """
+    The params of session/status: which session to ask about.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to ask about.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionSystemPromptOverrideCapabilities(BaseModel):
+    """
+    Present when a system prompt may replace the Agent's own.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionTitleCapabilities(BaseModel):
+    """
+    Present when the Agent supports session/set_title.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionUpdateStateUpdate1(BaseModel):
+    """
+    The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
+    """
+    Always "state_update": selects this variant.
+    """
+
+
+class SetProviderRequest(BaseModel):
+    """
+    The params of providers/set: replaces the configuration of one provider.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    provider_id: Annotated[ProviderId, Field(alias="providerId")]
+    """
+    The provider to configure.
+    """
+    api_type: Annotated[LlmProtocol, Field(alias="apiType")]
+    """
+    The API protocol the provider endpoint speaks.
+    """
+    base_url: Annotated[str, Field(alias="baseUrl")]
+    """
+    The base URL of the provider endpoint.
+    """
+    headers: dict[str, str] | None = None
+    """
+    HTTP headers to send to the provider, by name.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SetProviderResponse(BaseModel):
+    """
+    The result of providers/set: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SetSessionConfigOptionRequestBoolean(BaseModel):
+    """
+    The "boolean" variant of SetSessionConfigOptionRequest. Turns a toggle on or off.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["boolean"]
+    """
+    Always "boolean": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session whose option changes.
+    """
+    config_id: Annotated[SessionConfigId, Field(alias="configId")]
+    """
+    The option to change.
+    """
+    value: bool
+    """
+    The value to set.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SetSessionConfigOptionRequestId(BaseModel):
+    """
+    The "id" variant of SetSessionConfigOptionRequest. Selects one value of a select option, by its identifier.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["id"]
+    """
+    Always "id": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session whose option changes.
+    """
+    config_id: Annotated[SessionConfigId, Field(alias="configId")]
+    """
+    The option to change.
+    """
+    value: SessionConfigValueId
+    """
+    The value to set.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SetSessionTitleRequest(BaseModel):
+    """
+    The params of session/set_title: the session and its new title.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to rename.
+    """
+    title: str
+    """
+    The title to set.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SetSessionTitleResponse(BaseModel):
+    """
+    The result of session/set_title: the title now in force.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    title: str
+    """
+    The title the session has now, which the Agent may have adjusted.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+StopReason = TypeAliasType(
+    "StopReason",
+    Literal["end_turn"]
+    | Literal["max_tokens"]
+    | Literal["max_turn_requests"]
+    | Literal["refusal"]
+    | Literal["cancelled"]
+    | Literal["error"]
+    | str,
+)
+"""
+Why foreground work stopped. Values this version does not know are kept.
+"""
+
+
+StringFormat = TypeAliasType(
+    "StringFormat", Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"] | str
+)
+"""
+A format a text field must have. Values this version does not know are kept.
+"""
+
+
+class StringMultiSelectItems(BaseModel):
+    """
+    Multi-select values given as plain strings.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    enum: Annotated[list[str], Field(min_length=1)]
+    """
+    The values the user may pick.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class StringPropertySchema(BaseModel):
+    """
+    A text field of an elicitation form.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["string"]
+    """
+    Always "string": selects this variant.
+    """
+    title: str | None = None
+    """
+    The field's label, if any.
+    """
+    description: str | None = None
+    """
+    Help text for the field, if any.
+    """
+    min_length: Annotated[int | None, Field(alias="minLength", ge=0)] = None
+    """
+    The shortest allowed value, in characters.
+    """
+    max_length: Annotated[int | None, Field(alias="maxLength", ge=0)] = None
+    """
+    The longest allowed value, in characters.
+    """
+    pattern: str | None = None
+    """
+    A regular expression the value must match.
+    """
+    format: StringFormat | None = None
+    """
+    A format the value must have, such as email.
+    """
+    default: str | None = None
+    """
+    The value the form starts with, if any.
+    """
+    enum: Annotated[list[str] | None, Field(min_length=1)] = None
+    """
+    The only values allowed, if limited.
+    """
+    one_of: Annotated[list[EnumOption] | None, Field(alias="oneOf", min_length=1)] = None
+    """
+    The only values allowed, each with a title, if limited.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SubagentSessionCapabilities(BaseModel):
+    """
+    What the Client may do with a subagent's session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    cancel: SessionCancelCapabilities | None = None
+    """
+    Present when the item can be cancelled by the Client.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SystemPromptMode = TypeAliasType("SystemPromptMode", Literal["append"] | Literal["override"] | str)
+"""
+How a system prompt combines with the Agent's own. Values this version does not know are kept.
+"""
+
+
+class TerminalAuthCapabilities(BaseModel):
+    """
+    Present when the Client can run terminal sign-in methods.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TerminalCancelCapabilities(BaseModel):
+    """
+    Present when the Client may cancel the terminal with terminal/cancel.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TerminalCapabilities(BaseModel):
+    """
+    What the Client may do with a terminal now.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    cancel: TerminalCancelCapabilities | None = None
+    """
+    Present when the item can be cancelled by the Client.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TerminalExitStatus(BaseModel):
+    """
+    How a terminal's process ended.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    exit_code: Annotated[int | None, Field(alias="exitCode")] = None
+    """
+    The exit code, if the process exited normally.
+    """
+    signal: str | None = None
+    """
+    The signal that ended the process, if one did.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+TerminalId = TypeAliasType("TerminalId", str)
+"""
+The Agent-chosen identifier of a terminal, unique within a session.
+"""
+
+
+class TerminalOutput(BaseModel):
+    """
+    All output of a terminal so far; it replaces what the Client holds.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
+    """
+    All output so far, as text.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TerminalOutputChunk(BaseModel):
+    """
+    Adds output to the end of a terminal the Agent owns.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["terminal_output_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "terminal_output_chunk": selects this variant.
+    """
+    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
+    """
+    The terminal.
+    """
+    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
+    """
+    The output to append, as text.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TerminalSize(BaseModel):
+    """
+    The size of a terminal in character cells.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    cols: Annotated[int, Field(ge=1, le=65535)]
+    """
+    The width in character cells.
+    """
+    rows: Annotated[int, Field(ge=1, le=65535)]
+    """
+    The height in character cells.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TerminalUpdate(BaseModel):
+    """
+    Creates a terminal the Agent owns or updates its fields, keyed by terminalId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["terminal_update"], Field(alias="sessionUpdate")]
+    """
+    Always "terminal_update": selects this variant.
+    """
+    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
+    """
+    The terminal this update creates or changes.
+    """
+    command: str | None = None
+    """
+    The command line running in the terminal, if known.
+    """
+    cwd: AbsolutePath | None = None
+    """
+    The directory the command runs in, if known.
+    """
+    output: TerminalOutput | None = None
+    """
+    The terminal's output, as a full replacement of what the Client holds.
+    """
+    exit_status: Annotated[TerminalExitStatus | None, Field(alias="exitStatus")] = None
+    """
+    How the process ended; absent while it runs.
+    """
+    size: TerminalSize | None = None
+    """
+    The terminal's size, if known.
+    """
+    capabilities: TerminalCapabilities | None = None
+    """
+    What the Client may do with the terminal now, if reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TextCommandInput(BaseModel):
+    """
+    The command takes free text after its name.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["text"]
+    """
+    Always "text": selects this variant.
+    """
+    hint: str
+    """
+    A placeholder shown to the user while no input has been typed.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
 class TextResourceContents(BaseModel):
     """
     The contents of a text resource, such as a source file.
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
-    uri: str
-    """
-    The address of the resource.
-    """
     text: str
     """
     The text of the resource.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    uri: str
     """
-    The media type of the text, such as text/x-python.
+    The address of the resource.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the text, such as text/x-python, if known.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class TitledMultiSelectItems(BaseModel):
+    """
+    Multi-select values, each with a title to show.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    any_of: Annotated[list[EnumOption], Field(alias="anyOf", min_length=1)]
+    """
+    The values the user may pick, each with a title.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ToolCallCancelCapabilities(BaseModel):
+    """
+    Present when the Client may cancel the tool call with tool_call/cancel.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ToolCallCapabilities(BaseModel):
+    """
+    What the Client may do with a tool call now.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    cancel: ToolCallCancelCapabilities | None = None
+    """
+    Present when the item can be cancelled by the Client.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ToolCallId = TypeAliasType("ToolCallId", str)
+"""
+The Agent-chosen identifier of a tool call, unique within a session.
+"""
+
+
+class ToolCallLocation(BaseModel):
+    """
+    A file, and optionally a line, that a tool call reads or changes.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    path: AbsolutePath
+    """
+    The file, as an absolute path.
+    """
+    line: Annotated[int | None, Field(ge=1)] = None
+    """
+    The line in the file, counted from 1, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ToolCallStatus = TypeAliasType(
+    "ToolCallStatus",
+    Literal["pending"]
+    | Literal["in_progress"]
+    | Literal["paused"]
+    | Literal["completed"]
+    | Literal["failed"]
+    | Literal["cancelled"]
+    | str,
+)
+"""
+Where a tool call is in its life. Values this version does not know are kept.
+"""
+
+
+ToolKind = TypeAliasType(
+    "ToolKind",
+    Literal["read"]
+    | Literal["edit"]
+    | Literal["delete"]
+    | Literal["move"]
+    | Literal["search"]
+    | Literal["execute"]
+    | Literal["think"]
+    | Literal["fetch"]
+    | Literal["switch_mode"]
+    | Literal["other"]
+    | str,
+)
+"""
+What sort of tool a tool call runs, for choosing an icon. Values this version does not know are kept.
+"""
+
+
+class UnarchiveSessionRequest(BaseModel):
+    """
+    The params of session/unarchive: shows an archived session in session/list again.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to unarchive.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class UnarchiveSessionResponse(BaseModel):
+    """
+    The result of session/unarchive: an empty object (with optional _meta) that confirms success.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class UnsupportedProtocolVersionErrorData(BaseModel):
+    """
+    The data of the error that says the protocol version is not supported.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    requested: ProtocolVersion
+    """
+    The protocol version the Client asked for.
+    """
+    supported: list[ProtocolVersion]
+    """
+    The protocol versions the Agent supports.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class Usage(BaseModel):
+    """
+    Token counts for a piece of work.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0)]
+    """
+    All tokens, counted together.
+    """
+    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0)]
+    """
+    Tokens read as input.
+    """
+    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0)]
+    """
+    Tokens produced as output.
+    """
+    thought_tokens: Annotated[int | None, Field(alias="thoughtTokens", ge=0)] = None
+    """
+    Tokens spent on reasoning, if reported.
+    """
+    cached_read_tokens: Annotated[int | None, Field(alias="cachedReadTokens", ge=0)] = None
+    """
+    Tokens served from the prompt cache, if reported.
+    """
+    cached_write_tokens: Annotated[int | None, Field(alias="cachedWriteTokens", ge=0)] = None
+    """
+    Tokens written to the prompt cache, if reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class UsageUpdate(BaseModel):
+    """
+    Reports how much of the context window is in use and the session's total cost.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")]
+    """
+    Always "usage_update": selects this variant.
+    """
+    used: Annotated[int, Field(ge=0)]
+    """
+    Tokens in the context window now.
+    """
+    size: Annotated[int, Field(ge=0)]
+    """
+    The size of the context window, in tokens.
+    """
+    cost: Cost | None = None
+    """
+    The cumulative cost of the session, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AgentAuthCapabilities(BaseModel):
+    """
+    Authentication features an Agent supports beyond auth/login and auth/logout.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    status: AuthStatusCapabilities | None = None
+    """
+    Present when the Agent supports auth/status and auth/status_update.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -150,23 +2562,43 @@ class Annotations(BaseModel):
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     audience: list[Role] | None = None
     """
     Who the content is meant for.
     """
-    priority: float | None = None
-    """
-    How important the content is, from 0 (least) to 1 (most).
-    """
     last_modified: Annotated[str | None, Field(alias="lastModified")] = None
     """
     When the content last changed, as an ISO 8601 timestamp.
     """
+    priority: Annotated[float | None, Field(ge=0.0, le=1.0)] = None
+    """
+    How important the content is, from 0 (least) to 1 (most).
+    """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ArchiveSessionRequest(BaseModel):
+    """
+    The params of session/archive: hides a session from the default session/list.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to archive.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -176,17 +2608,18 @@ class AudioContent(BaseModel):
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     type: Literal["audio"]
     """
-    Always "audio".
+    Always "audio": marks this block as a sound clip.
     """
-    data: str
+    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
     """
     The audio bytes, base64-encoded.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[MediaType, Field(alias="mimeType")]
     """
     The media type of the clip, such as audio/wav.
     """
@@ -196,33 +2629,762 @@ class AudioContent(BaseModel):
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
-class EmbeddedResource(BaseModel):
+class AuthMethodAgent(BaseModel):
     """
-    A resource sent with its contents, as text or as base64 bytes. Only for Agents whose prompt capabilities include embedded context.
+    Sign-in that the Agent runs itself when the Client calls auth/login with this method.
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
-    type: Literal["resource"]
+    type: Literal["agent"]
     """
-    Always "resource".
+    Always "agent": selects this variant.
     """
-    resource: TextResourceContents | BlobResourceContents
+    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
     """
-    The contents of the resource.
+    The method's identifier, passed to auth/login.
     """
-    annotations: Annotations | None = None
+    name: str
     """
-    Optional hints about audience and importance.
+    A short name to show for the method.
+    """
+    description: str | None = None
+    """
+    What the method does, if more needs saying.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AuthMethodTerminal(BaseModel):
+    """
+    Sign-in that runs the Agent program interactively in a terminal the Client opens.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["terminal"]
+    """
+    Always "terminal": selects this variant.
+    """
+    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
+    """
+    The method's identifier, passed to auth/login.
+    """
+    name: str
+    """
+    A short name to show for the method.
+    """
+    description: str | None = None
+    """
+    What the method does, if more needs saying.
+    """
+    args: list[str] | None = None
+    """
+    Extra arguments for the Agent program when it runs the sign-in flow.
+    """
+    env: list[EnvVariable] | None = None
+    """
+    Extra environment variables for the Agent program when it runs the sign-in flow.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+AvailableCommandInput = TypeAliasType(
+    "AvailableCommandInput", Annotated[TextCommandInput, Field(discriminator="type")]
+)
+"""
+What a command takes after its name. The type field picks the kind.
+"""
+
+
+class BackgroundSubagent(BaseModel):
+    """
+    A subagent whose work runs in the background, named by its session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["subagent"]
+    """
+    Always "subagent": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The subagent's own session.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class BackgroundTerminal(BaseModel):
+    """
+    A terminal whose command runs in the background.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["terminal"]
+    """
+    Always "terminal": selects this variant.
+    """
+    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
+    """
+    The terminal.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class BackgroundToolCall(BaseModel):
+    """
+    A tool call whose work goes on in the background.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["tool_call"]
+    """
+    Always "tool_call": selects this variant.
+    """
+    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
+    """
+    The tool call.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+BackgroundWork = TypeAliasType(
+    "BackgroundWork",
+    Annotated[
+        BackgroundTerminal | BackgroundToolCall | BackgroundSubagent, Field(discriminator="type")
+    ],
+)
+"""
+One piece of work that runs beside the foreground work. The type field picks the kind.
+"""
+
+
+class BlobResourceContents(BaseModel):
+    """
+    The contents of a binary resource, base64-encoded.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    blob: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
+    """
+    The bytes of the resource, base64-encoded.
+    """
+    uri: str
+    """
+    The address of the resource.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the bytes, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelRequestNotification(BaseModel):
+    """
+    The params of $/cancel_request: asks the receiver to stop working on an earlier request. The request still gets exactly one answer.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The id of the request to cancel.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelSessionNotification(BaseModel):
+    """
+    The params of session/cancel: stops the session's foreground work and drops prompts not yet inserted.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session whose foreground work is cancelled.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelTerminalRequest(BaseModel):
+    """
+    The params of terminal/cancel: stops one terminal the Agent owns.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session the terminal belongs to.
+    """
+    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
+    """
+    The terminal to cancel.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CancelToolCallRequest(BaseModel):
+    """
+    The params of tool_call/cancel: stops one tool call.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session the tool call belongs to.
+    """
+    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
+    """
+    The tool call to cancel.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ClientAuthCapabilities(BaseModel):
+    """
+    Authentication features the Client supports.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    terminal: TerminalAuthCapabilities | None = None
+    """
+    Present when the Client can run a terminal sign-in flow.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CloseSessionRequest(BaseModel):
+    """
+    The params of session/close: ends an active session and frees what it holds.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to close.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class Command(BaseModel):
+    """
+    A slash command the user can run by starting a prompt with /name.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["command"]
+    """
+    Always "command": selects this variant.
+    """
+    name: str
+    """
+    The command's name, typed after a slash (for example "test" for /test).
+    """
+    description: str
+    """
+    What the command does.
+    """
+    input: AvailableCommandInput | None = None
+    """
+    What input the command takes after its name, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CommandPermissionSubject(BaseModel):
+    """
+    Permission to run a shell command: what runs and where.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["command"]
+    """
+    Always "command": selects this variant.
+    """
+    command: str
+    """
+    The command line to run.
+    """
+    cwd: AbsolutePath
+    """
+    The directory the command runs in.
+    """
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """
+    The tool call that runs the command, if any.
+    """
+    terminal_id: Annotated[TerminalId | None, Field(alias="terminalId")] = None
+    """
+    The terminal the command runs in, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CompleteElicitationNotification(BaseModel):
+    """
+    The params of elicitation/complete: a URL elicitation has finished.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    The URL elicitation that is done.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CreateElicitationResponseAccept(ElicitationAcceptAction):
+    """
+    The "accept" variant of CreateElicitationResponse. The user answered; for a form, the content holds the values.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    action: Literal["accept"]
+    """
+    Always "accept": selects this variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DeleteSessionRequest(BaseModel):
+    """
+    The params of session/delete: removes a session for good.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to delete.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeAdd(DiffPathChange):
+    """
+    The "add" variant of DiffChange. A file was created.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["add"]
+    """
+    Always "add": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeCopy(DiffPathPairChange):
+    """
+    The "copy" variant of DiffChange. A file was copied to a new path.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["copy"]
+    """
+    Always "copy": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeDelete(DiffPathChange):
+    """
+    The "delete" variant of DiffChange. A file was removed.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["delete"]
+    """
+    Always "delete": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeModify(DiffPathChange):
+    """
+    The "modify" variant of DiffChange. A file's contents changed.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["modify"]
+    """
+    Always "modify": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeMove(DiffPathPairChange):
+    """
+    The "move" variant of DiffChange. A file was moved to a new path.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["move"]
+    """
+    Always "move": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffPatch(BaseModel):
+    """
+    Patch text that shows a change, with its format.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    format: DiffPatchFormat
+    """
+    The format of the patch text.
+    """
+    text: str
+    """
+    The patch text.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DisableProviderRequest(BaseModel):
+    """
+    The params of providers/disable: stops the Agent from using one provider.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    provider_id: Annotated[ProviderId, Field(alias="providerId")]
+    """
+    The provider to disable.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ElicitationCapabilities(BaseModel):
+    """
+    The elicitation modes a Client supports.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    form: ElicitationFormCapabilities | None = None
+    """
+    Present when the Client can show forms.
+    """
+    url: ElicitationUrlCapabilities | None = None
+    """
+    Present when the Client can send the user to a URL.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ElicitationRequestScope(BaseModel):
+    """
+    Ties an elicitation to a JSON-RPC request rather than a session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The JSON-RPC request the question belongs to.
+    """
+
+
+class ElicitationSessionScope(BaseModel):
+    """
+    Ties an elicitation to a session and, optionally, one of its tool calls.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session the question belongs to.
+    """
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """
+    The tool call the question belongs to, if any.
+    """
+
+
+class ElicitationUrlMode1(ElicitationSessionScope):
+    """
+    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    Identifies this elicitation; elicitation/complete names it when done.
+    """
+    url: str
+    """
+    The URL the user should visit.
+    """
+
+
+class ElicitationUrlMode2(ElicitationRequestScope):
+    """
+    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    Identifies this elicitation; elicitation/complete names it when done.
+    """
+    url: str
+    """
+    The URL the user should visit.
+    """
+
+
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", ElicitationUrlMode1 | ElicitationUrlMode2)
+"""
+A URL elicitation: the Client sends the user to a web page to finish the task there.
+"""
+
+
+EmbeddedResourceResource = TypeAliasType(
+    "EmbeddedResourceResource", TextResourceContents | BlobResourceContents
+)
+"""
+The contents of an embedded resource: text or binary.
+"""
+
+
+ErrorData = TypeAliasType(
+    "ErrorData", UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
+)
+"""
+The data of an error: a shape ACP defines for some codes, or any JSON value.
+"""
+
+
+class Icon(BaseModel):
+    """
+    An image a Client may show for something, with hints about size and theme.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    src: str
+    """
+    Where to get the icon: a URL or a data URI.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the icon, if the src does not make it clear.
+    """
+    sizes: list[str] | None = None
+    """
+    The sizes the icon suits, such as 48x48, or any.
+    """
+    theme: IconTheme | None = None
+    """
+    The background the icon is designed for, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -232,17 +3394,18 @@ class ImageContent(BaseModel):
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     type: Literal["image"]
     """
-    Always "image".
+    Always "image": marks this block as an image.
     """
-    data: str
+    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
     """
     The image bytes, base64-encoded.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[MediaType, Field(alias="mimeType")]
     """
     The media type of the image, such as image/png.
     """
@@ -256,7 +3419,431 @@ class ImageContent(BaseModel):
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ListProvidersResponse(BaseModel):
+    """
+    The result of providers/list: every provider the Agent knows.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    providers: list[ProviderInfo]
+    """
+    The providers the Agent knows, each with its current configuration.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ListSessionsRequest(BaseModel):
+    """
+    The params of session/list: optional filters and a page cursor.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    cwd: AbsolutePath | None = None
+    """
+    Only list sessions with this working directory; omitted means all.
+    """
+    cursor: SessionListCursor | None = None
+    """
+    Where to continue, from the nextCursor of an earlier page; omit for the first page.
+    """
+    archived: SessionArchiveFilter | None = None
+    """
+    Which sessions to list by archive state; omitted means only unarchived ones.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ListSessionsResponse(BaseModel):
+    """
+    The result of session/list: one page of sessions and the cursor for the next.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    sessions: list[SessionInfo]
+    """
+    The sessions on this page.
+    """
+    next_cursor: Annotated[SessionListCursor | None, Field(alias="nextCursor")] = None
+    """
+    Pass this as cursor to get the next page; absent on the last page.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class McpCapabilities(BaseModel):
+    """
+    The MCP transports an Agent can use.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    stdio: McpStdioCapabilities | None = None
+    """
+    Present when the Agent can start MCP servers as local processes.
+    """
+    http: McpHttpCapabilities | None = None
+    """
+    Present when the Agent can connect to MCP servers over HTTP.
+    """
+    acp: McpAcpCapabilities | None = None
+    """
+    Present when the Agent can reach MCP servers that the Client serves over the ACP connection.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class McpServerAcp(BaseModel):
+    """
+    An MCP server reached over the ACP connection itself, through mcp/message.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["acp"]
+    """
+    Always "acp": selects this variant.
+    """
+    name: str
+    """
+    A name for the server, used to tell its tools apart.
+    """
+    server_id: Annotated[McpServerAcpId, Field(alias="serverId")]
+    """
+    The identifier that mcp/message uses to reach this server.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class MultiSelectItems1(StringMultiSelectItems):
+    """
+    The values a multi-select field offers: plain strings, or values with titles.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["string"]
+    """
+    Names the kind of this item; it selects the variant.
+    """
+
+
+MultiSelectItems = TypeAliasType(
+    "MultiSelectItems", MultiSelectItems1 | MultiSelectItems2 | TitledMultiSelectItems
+)
+"""
+The values a multi-select field offers: plain strings, or values with titles.
+"""
+
+
+class MultiSelectPropertySchema(BaseModel):
+    """
+    A form field where the user picks several values from a list.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["array"]
+    """
+    Always "array": selects this variant.
+    """
+    title: str | None = None
+    """
+    The field's label, if any.
+    """
+    description: str | None = None
+    """
+    Help text for the field, if any.
+    """
+    min_items: Annotated[int | None, Field(alias="minItems", ge=0)] = None
+    """
+    The fewest values the user must pick.
+    """
+    max_items: Annotated[int | None, Field(alias="maxItems", ge=0)] = None
+    """
+    The most values the user may pick.
+    """
+    items: MultiSelectItems
+    """
+    The values the user may choose from.
+    """
+    default: list[str] | None = None
+    """
+    The values picked when the form opens, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class Notice(BaseModel):
+    """
+    A short message for the user, with a severity; the session history does not keep it.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")]
+    """
+    Always "notice": selects this variant.
+    """
+    severity: NoticeSeverity
+    """
+    How serious the notice is.
+    """
+    title: Annotated[str, Field(min_length=1)]
+    """
+    The notice itself, in a few words; never empty.
+    """
+    description: str | None = None
+    """
+    More detail, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PermissionOption(BaseModel):
+    """
+    One answer the user can give to a permission request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
+    """
+    The option's identifier.
+    """
+    name: str
+    """
+    The label of the option.
+    """
+    kind: PermissionOptionKind
+    """
+    What choosing the option means, so a Client can style it.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PlanEntry(BaseModel):
+    """
+    One step of a plan.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    content: str
+    """
+    What the step does, in a few words.
+    """
+    priority: PlanEntryPriority
+    """
+    How important the step is.
+    """
+    status: PlanEntryStatus
+    """
+    Where the step is in its life.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PlanFile(BaseModel):
+    """
+    A plan kept in a file, named by URI.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["file"]
+    """
+    Always "file": selects this variant.
+    """
+    plan_id: Annotated[PlanId, Field(alias="planId")]
+    """
+    The plan this is about.
+    """
+    uri: str
+    """
+    Where the plan file is.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class PlanItems(BaseModel):
+    """
+    A plan as a list of steps.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["items"]
+    """
+    Always "items": selects this variant.
+    """
+    plan_id: Annotated[PlanId, Field(alias="planId")]
+    """
+    The plan this is about.
+    """
+    entries: list[PlanEntry]
+    """
+    The steps of the plan, in order.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+PlanUpdateContent = TypeAliasType(
+    "PlanUpdateContent", Annotated[PlanItems | PlanFile | PlanMarkdown, Field(discriminator="type")]
+)
+"""
+The content of a plan: steps, a file or Markdown; the type field picks the form.
+"""
+
+
+class PromptCapabilities(BaseModel):
+    """
+    The content kinds an Agent accepts in prompts beyond text and resource links.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    image: PromptImageCapabilities | None = None
+    """
+    Present when prompts may contain image blocks.
+    """
+    audio: PromptAudioCapabilities | None = None
+    """
+    Present when prompts may contain audio blocks.
+    """
+    embedded_context: Annotated[
+        PromptEmbeddedContextCapabilities | None, Field(alias="embeddedContext")
+    ] = None
+    """
+    Present when prompts may contain embedded resources.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ReplayFrom = TypeAliasType("ReplayFrom", Annotated[ReplayFromStart, Field(discriminator="type")])
+"""
+Where replay of a session's history starts; the type field picks the kind.
+"""
+
+
+RequestPermissionOutcome = TypeAliasType(
+    "RequestPermissionOutcome",
+    Annotated[
+        CancelledPermissionOutcome | SelectedPermissionOutcome, Field(discriminator="outcome")
+    ],
+)
+"""
+What the user decided; the outcome field picks the kind.
+"""
+
+
+class RequestPermissionResponse(BaseModel):
+    """
+    The result of session/request_permission: what the user decided.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    outcome: RequestPermissionOutcome
+    """
+    What the user decided.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class RequiresActionStateUpdate(BaseModel):
+    """
+    Foreground work is waiting for the user to act.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    state: Literal["requires_action"]
+    """
+    Always "requires_action": selects this variant.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    A complete snapshot of the work that runs beside the foreground; omitted or null means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -266,19 +3853,20 @@ class ResourceLink(BaseModel):
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     type: Literal["resource_link"]
     """
-    Always "resource_link".
-    """
-    uri: str
-    """
-    The address of the resource.
+    Always "resource_link": marks this block as a link to a resource.
     """
     name: str
     """
     A short name for the resource, such as a file name.
+    """
+    uri: str
+    """
+    The address of the resource.
     """
     title: str | None = None
     """
@@ -288,11 +3876,15 @@ class ResourceLink(BaseModel):
     """
     What the resource is, for the model or the user.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    icons: list[Icon] | None = None
+    """
+    Icons a Client may show for the resource.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
     """
     The media type of the resource, if known.
     """
-    size: int | None = None
+    size: Annotated[int | None, Field(ge=0)] = None
     """
     The size of the resource in bytes, if known.
     """
@@ -302,7 +3894,184 @@ class ResourceLink(BaseModel):
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class RunningStateUpdate(BaseModel):
+    """
+    Foreground work is running.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    state: Literal["running"]
+    """
+    Always "running": selects this variant.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    A complete snapshot of the work that runs beside the foreground; omitted or null means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionConfigOptionBoolean(SessionConfigBoolean):
+    """
+    The "boolean" variant of SessionConfigOption. An on/off toggle.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["boolean"]
+    """
+    Always "boolean": selects this variant.
+    """
+    config_id: Annotated[SessionConfigId, Field(alias="configId")]
+    """
+    The option's identifier.
+    """
+    name: str
+    """
+    The label of the option.
+    """
+    description: str | None = None
+    """
+    What the option does, if more needs saying.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    What kind of setting this is, so a Client can place it well; display only.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionConfigSelectOption(BaseModel):
+    """
+    One value a select option offers.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    value: SessionConfigValueId
+    """
+    The value's identifier, sent back when it is selected.
+    """
+    name: str
+    """
+    The label of the value.
+    """
+    description: str | None = None
+    """
+    What the value means, if more needs saying.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SessionConfigSelectOptions1 = TypeAliasType(
+    "SessionConfigSelectOptions1", Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+)
+"""
+The values of a select option: a flat list, or a list of groups.
+"""
+
+
+class SessionSystemPromptModeCapabilities(BaseModel):
+    """
+    The system prompt modes an Agent supports beyond append.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    override: SessionSystemPromptOverrideCapabilities | None = None
+    """
+    Present when the Agent accepts a system prompt that replaces its own.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionUpdateStateUpdate2(RunningStateUpdate, SessionUpdateStateUpdate1):
+    """
+    The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
+    """
+    Always "state_update": selects this variant.
+    """
+
+
+class SessionUpdateStateUpdate4(RequiresActionStateUpdate, SessionUpdateStateUpdate1):
+    """
+    The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
+    """
+    Always "state_update": selects this variant.
+    """
+
+
+SetSessionConfigOptionRequest = TypeAliasType(
+    "SetSessionConfigOptionRequest",
+    Annotated[
+        SetSessionConfigOptionRequestId | SetSessionConfigOptionRequestBoolean,
+        Field(discriminator="type"),
+    ],
+)
+"""
+The params of session/set_config_option: the option and its new value; the type field says what kind of value it is.
+"""
+
+
+class Terminal(BaseModel):
+    """
+    Tool call content that shows a terminal the Agent owns.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["terminal"]
+    """
+    Always "terminal": selects this variant.
+    """
+    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
+    """
+    The terminal.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -312,15 +4081,16 @@ class TextContent(BaseModel):
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     type: Literal["text"]
     """
-    Always "text".
+    Always "text": marks this block as text.
     """
     text: str
     """
-    The text itself.
+    The text itself, which may contain Markdown.
     """
     annotations: Annotations | None = None
     """
@@ -328,7 +4098,618 @@ class TextContent(BaseModel):
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class UnknownStateUpdate(BaseModel):
+    """
+    The Agent cannot tell what its foreground work is doing right now.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    state: Literal["unknown"]
+    """
+    Always "unknown": selects this variant.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    A complete snapshot of the work that runs beside the foreground; omitted or null means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+AuthMethod = TypeAliasType(
+    "AuthMethod", Annotated[AuthMethodTerminal | AuthMethodAgent, Field(discriminator="type")]
+)
+"""
+A way to sign in to the Agent. The type field picks the kind; kinds this version does not know are kept as open objects.
+"""
+
+
+AvailableCommand = TypeAliasType(
+    "AvailableCommand", Annotated[Command, Field(discriminator="type")]
+)
+"""
+A slash command the session offers. The type field picks the kind; unknown kinds are kept as open objects that still carry a name and description.
+"""
+
+
+class AvailableCommandsUpdate(BaseModel):
+    """
+    Announces the full set of slash commands the session offers now.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["available_commands_update"], Field(alias="sessionUpdate")]
+    """
+    Always "available_commands_update": selects this variant.
+    """
+    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    """
+    The slash commands the session offers.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ClientCapabilities(BaseModel):
+    """
+    What a Client supports, sent in its initialize request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    auth: ClientAuthCapabilities | None = None
+    """
+    Authentication features the Client supports.
+    """
+    elicitation: ElicitationCapabilities | None = None
+    """
+    Elicitation modes the Client supports.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CreateElicitationRequest21(ElicitationSessionScope):
+    """
+    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    Identifies this elicitation; elicitation/complete names it when done.
+    """
+    url: str
+    """
+    The URL the user should visit.
+    """
+
+
+class CreateElicitationRequest22(ElicitationRequestScope):
+    """
+    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    Identifies this elicitation; elicitation/complete names it when done.
+    """
+    url: str
+    """
+    The URL the user should visit.
+    """
+
+
+class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRequest23):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRequest23):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+CreateElicitationRequest2 = TypeAliasType(
+    "CreateElicitationRequest2", CreateElicitationRequest24 | CreateElicitationRequest25
+)
+"""
+The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+"""
+
+
+class CreateElicitationRequest3(ElicitationSessionScope):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        extra="allow",
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: str
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationRequest4(ElicitationRequestScope):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        extra="allow",
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: str
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+CreateElicitationResponse = TypeAliasType(
+    "CreateElicitationResponse",
+    Annotated[
+        CreateElicitationResponseAccept
+        | CreateElicitationResponseDecline
+        | CreateElicitationResponseCancel,
+        Field(discriminator="action"),
+    ],
+)
+"""
+The result of elicitation/create: whether the user accepted, declined or cancelled.
+"""
+
+
+DiffChange = TypeAliasType(
+    "DiffChange",
+    Annotated[
+        DiffChangeAdd | DiffChangeDelete | DiffChangeModify | DiffChangeMove | DiffChangeCopy,
+        Field(discriminator="operation"),
+    ],
+)
+"""
+A change to one file; the operation field says which kind.
+"""
+
+
+ElicitationPropertySchema = TypeAliasType(
+    "ElicitationPropertySchema",
+    Annotated[
+        StringPropertySchema
+        | NumberPropertySchema
+        | IntegerPropertySchema
+        | BooleanPropertySchema
+        | MultiSelectPropertySchema,
+        Field(discriminator="type"),
+    ],
+)
+"""
+One field of an elicitation form; the type field picks the kind.
+"""
+
+
+class ElicitationSchema(BaseModel):
+    """
+    The form of an elicitation: a flat object schema whose properties are the fields.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: ElicitationSchemaType
+    """
+    Always "object".
+    """
+    title: str | None = None
+    """
+    The form's title, if any.
+    """
+    properties: dict[str, ElicitationPropertySchema]
+    """
+    The form fields, by name.
+    """
+    required: list[str] | None = None
+    """
+    The names of fields the user must fill in.
+    """
+    description: str | None = None
+    """
+    Text shown above the form, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class EmbeddedResource(BaseModel):
+    """
+    A resource sent with its contents, as text or as base64 bytes. Only for Agents whose prompt capabilities include embedded context.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["resource"]
+    """
+    Always "resource": marks this block as an embedded resource.
+    """
+    resource: EmbeddedResourceResource
+    """
+    The contents of the resource.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional hints about audience and importance.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class Error(BaseModel):
+    """
+    A JSON-RPC error object. For session/prompt, an error response means no message was inserted, so the idempotency key stays unused and the same prompt may be sent again with it. -32602 (Invalid params) answers a malformed key; -32800 (Request cancelled) answers every pending attempt of a prompt cancelled before insertion.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    code: ErrorCode
+    """
+    The error code; the JSON-RPC and ACP ranges give it meaning.
+    """
+    message: str
+    """
+    A short, human-readable description of the error.
+    """
+    data: ErrorData | None = None
+    """
+    Further details; ACP defines some shapes, and any other JSON value may appear.
+    """
+
+
+class IdleStateUpdate(BaseModel):
+    """
+    No foreground work is running. The stopReason says why the last work stopped, if it just did; background work may still run.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    state: Literal["idle"]
+    """
+    Always "idle": selects this variant.
+    """
+    usage: Usage | None = None
+    """
+    Token counts for the foreground work that just ended, if reported.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    A complete snapshot of the work that runs beside the foreground; omitted or null means not reported.
+    """
+    stop_reason: Annotated[StopReason | None, Field(alias="stopReason")] = None
+    """
+    Why foreground work stopped, if it just stopped.
+    """
+    error: Error | None = None
+    """
+    The error that ended the work, if stopReason is "error" and the Agent reports it.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class InitializeRequest(BaseModel):
+    """
+    The params of initialize: the Client's protocol version, identity and capabilities.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
+    """
+    The newest protocol version the Client supports.
+    """
+    info: Implementation
+    """
+    Who the Client is.
+    """
+    capabilities: Annotated[ClientCapabilities | None, Field(validate_default=True)] = {}
+    """
+    What the Client supports; omitted means nothing optional.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+McpServer = TypeAliasType(
+    "McpServer",
+    Annotated[McpServerHttp | McpServerAcp | McpServerStdio, Field(discriminator="type")],
+)
+"""
+An MCP server the Agent should connect to; the type field picks the transport.
+"""
+
+
+class PlanUpdate(BaseModel):
+    """
+    Creates a plan or replaces its content.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["plan_update"], Field(alias="sessionUpdate")]
+    """
+    Always "plan_update": selects this variant.
+    """
+    plan: PlanUpdateContent
+    """
+    The new content of the plan.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionConfigSelectGroup(BaseModel):
+    """
+    A group of values, shown under a heading.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    group_id: Annotated[SessionConfigGroupId, Field(alias="groupId")]
+    """
+    The group's identifier.
+    """
+    name: str
+    """
+    The group's heading.
+    """
+    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    """
+    The values in this group.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SessionConfigSelectOptions2 = TypeAliasType(
+    "SessionConfigSelectOptions2", Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+)
+"""
+The values of a select option: a flat list, or a list of groups.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType(
+    "SessionConfigSelectOptions", SessionConfigSelectOptions1 | SessionConfigSelectOptions2
+)
+"""
+The values of a select option: a flat list, or a list of groups.
+"""
+
+
+class SessionSystemPromptCapabilities(BaseModel):
+    """
+    Present when session requests accept a systemPrompt.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    mode: SessionSystemPromptModeCapabilities | None = None
+    """
+    Which system prompt modes beyond append the Agent supports.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionUpdateStateUpdate3(IdleStateUpdate, SessionUpdateStateUpdate1):
+    """
+    The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
+    """
+    Always "state_update": selects this variant.
+    """
+
+
+class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
+    """
+    The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
+    """
+    Always "state_update": selects this variant.
+    """
+
+
+SessionUpdateStateUpdate = TypeAliasType(
+    "SessionUpdateStateUpdate",
+    SessionUpdateStateUpdate2
+    | SessionUpdateStateUpdate3
+    | SessionUpdateStateUpdate4
+    | SessionUpdateStateUpdate5,
+)
+"""
+The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
+"""
+
+
+StateUpdate = TypeAliasType(
+    "StateUpdate",
+    Annotated[
+        RunningStateUpdate | IdleStateUpdate | RequiresActionStateUpdate | UnknownStateUpdate,
+        Field(discriminator="state"),
+    ],
+)
+"""
+The state of the session's foreground work; the state field names the variant.
+"""
+
+
+class SubagentUpdate(BaseModel):
+    """
+    Reports the current state of a subagent, replacing what the Client held for it.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")]
+    """
+    Always "subagent_update": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The subagent's own session.
+    """
+    title: str | None = None
+    """
+    The subagent's title, if it has one.
+    """
+    description: str | None = None
+    """
+    What the subagent is doing, if reported.
+    """
+    capabilities: SubagentSessionCapabilities | None = None
+    """
+    What the Client may do with the subagent, if reported.
+    """
+    state: StateUpdate | None = None
+    """
+    The state of the subagent's work, if reported.
+    """
+    cwd: AbsolutePath | None = None
+    """
+    The subagent's working directory, if reported.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    The subagent's additional workspace directories, if reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -344,12 +4725,203 @@ One piece of message content; the `type` field says which kind.
 """
 
 
+class ContentChunk(BaseModel):
+    """
+    One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: ContentBlock
+    """
+    The piece of content to append to the message.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CreateElicitationRequest11(ElicitationSessionScope):
+    """
+    A form elicitation: the Client shows the form and returns what the user entered.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """
+    The form to show: a restricted JSON Schema of flat fields.
+    """
+
+
+class CreateElicitationRequest12(ElicitationRequestScope):
+    """
+    A form elicitation: the Client shows the form and returns what the user entered.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """
+    The form to show: a restricted JSON Schema of flat fields.
+    """
+
+
+class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRequest13):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["form"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRequest13):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["form"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+CreateElicitationRequest1 = TypeAliasType(
+    "CreateElicitationRequest1", CreateElicitationRequest14 | CreateElicitationRequest15
+)
+"""
+The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+"""
+
+
+CreateElicitationRequest = TypeAliasType(
+    "CreateElicitationRequest",
+    CreateElicitationRequest1
+    | CreateElicitationRequest2
+    | CreateElicitationRequest3
+    | CreateElicitationRequest4,
+)
+"""
+The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+"""
+
+
+class Diff(BaseModel):
+    """
+    File changes a tool call made or proposes, file by file, with optional patch text.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["diff"]
+    """
+    Always "diff": selects this variant.
+    """
+    changes: list[DiffChange]
+    """
+    The file-level changes, one per file.
+    """
+    patch: DiffPatch | None = None
+    """
+    The changes as patch text a Client can show, if available.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ElicitationFormMode1(ElicitationSessionScope):
+    """
+    A form elicitation: the Client shows the form and returns what the user entered.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """
+    The form to show: a restricted JSON Schema of flat fields.
+    """
+
+
+class ElicitationFormMode2(ElicitationRequestScope):
+    """
+    A form elicitation: the Client shows the form and returns what the user entered.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """
+    The form to show: a restricted JSON Schema of flat fields.
+    """
+
+
+ElicitationFormMode = TypeAliasType(
+    "ElicitationFormMode", ElicitationFormMode1 | ElicitationFormMode2
+)
+"""
+A form elicitation: the Client shows the form and returns what the user entered.
+"""
+
+
+InitializeProxyRequest = TypeAliasType("InitializeProxyRequest", InitializeRequest)
+"""
+The params of proxy/initialize: the same as those of initialize.
+"""
+
+
 class PromptRequest(BaseModel):
     """
     Asks the Agent to insert one user message into a session. The request is answered as soon as the message is inserted, not when the work it starts is finished.
     """
 
     model_config = ConfigDict(
+        defer_build=True,
         populate_by_name=True,
     )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
@@ -366,5 +4938,979 @@ class PromptRequest(BaseModel):
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    Extension data that receivers may ignore.
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Session features an Agent supports.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    prompt: PromptCapabilities | None = None
+    """
+    Content kinds the Agent accepts in session/prompt beyond text and resource links.
+    """
+    mcp: McpCapabilities | None = None
+    """
+    MCP transports the Agent can use for servers a Client offers.
+    """
+    delete: SessionDeleteCapabilities | None = None
+    """
+    Present when the Agent supports session/delete.
+    """
+    additional_directories: Annotated[
+        SessionAdditionalDirectoriesCapabilities | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    Present when sessions accept additionalDirectories.
+    """
+    system_prompt: Annotated[
+        SessionSystemPromptCapabilities | None, Field(alias="systemPrompt")
+    ] = None
+    """
+    Present when the Agent accepts systemPrompt on session requests.
+    """
+    fork: SessionForkCapabilities | None = None
+    """
+    Present when the Agent supports session/fork.
+    """
+    archive: SessionArchiveCapabilities | None = None
+    """
+    Present when the Agent supports session/archive and session/unarchive.
+    """
+    status: SessionStatusCapabilities | None = None
+    """
+    Present when the Agent supports session/status.
+    """
+    title: SessionTitleCapabilities | None = None
+    """
+    Present when the Agent supports session/set_title.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionConfigSelect(BaseModel):
+    """
+    A configuration option where the user picks one value from a list.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
+    """
+    The value selected now.
+    """
+    options: SessionConfigSelectOptions
+    """
+    The values to choose from, flat or in groups.
+    """
+
+
+class SessionMessage(BaseModel):
+    """
+    Creates a message between sessions (for example to or from a subagent) or replaces it in full.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")]
+    """
+    Always "session_message": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    sender_session_id: Annotated[SessionId | None, Field(alias="senderSessionId")] = None
+    """
+    The session that sent the message, if any.
+    """
+    recipient_session_id: Annotated[SessionId | None, Field(alias="recipientSessionId")] = None
+    """
+    The session the message is addressed to, if any.
+    """
+    sender_message_id: Annotated[MessageId | None, Field(alias="senderMessageId")] = None
+    """
+    The message in the sender session, if known.
+    """
+    recipient_message_id: Annotated[MessageId | None, Field(alias="recipientMessageId")] = None
+    """
+    The message in the recipient session, if known.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the message, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionMessageChunk(BaseModel):
+    """
+    Appends one piece of content to a message between sessions.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "session_message_chunk": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: ContentBlock
+    """
+    The piece of content to append to the message.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionStatusResponse(BaseModel):
+    """
+    The result of session/status: whether the session is open and what it is doing.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    status: SessionStatus
+    """
+    Whether the session is open in memory or only saved.
+    """
+    state: StateUpdate | None = None
+    """
+    The state of the session's foreground work, if the session is open.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionUpdateAgentMessageChunk(ContentChunk):
+    """
+    The "agent_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_message_chunk": selects this variant.
+    """
+
+
+class SessionUpdateAgentThoughtChunk(ContentChunk):
+    """
+    The "agent_thought_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_thought_chunk": selects this variant.
+    """
+
+
+class SessionUpdateUserMessageChunk(ContentChunk):
+    """
+    The "user_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "user_message_chunk": selects this variant.
+    """
+
+
+class SystemPrompt(BaseModel):
+    """
+    Instructions that add to or replace the Agent's own for one session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    mode: SystemPromptMode
+    """
+    Whether the content adds to the Agent's own instructions or replaces them.
+    """
+    content: list[ContentBlock]
+    """
+    The instructions, as content blocks.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class UserMessage(BaseModel):
+    """
+    Creates a user message or updates it in place, keyed by messageId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")]
+    """
+    Always "user_message": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the user message, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AgentCapabilities(BaseModel):
+    """
+    What an Agent supports, sent in its initialize answer.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session: SessionCapabilities | None = None
+    """
+    Session features the Agent supports.
+    """
+    auth: AgentAuthCapabilities | None = None
+    """
+    Authentication features the Agent supports.
+    """
+    providers: ProvidersCapabilities | None = None
+    """
+    Present when the Agent supports the providers/* methods.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AgentMessage(BaseModel):
+    """
+    Creates an Agent message or updates it in place, keyed by messageId. Fields that are sent replace what the Client holds.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_message": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the Agent message, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AgentThought(BaseModel):
+    """
+    Creates a reasoning message of the Agent or updates it in place, keyed by messageId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_thought"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_thought": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the thought, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CompactionSummaryChunk(BaseModel):
+    """
+    Appends one content block to the retained summary of a compaction.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "compaction_summary_chunk": selects this variant.
+    """
+    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
+    """
+    The compaction this update is about.
+    """
+    content: ContentBlock
+    """
+    The block to append to the summary.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CompactionUpdate(BaseModel):
+    """
+    Creates a context compaction or changes its status, summary or error, keyed by compactionId.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")]
+    """
+    Always "compaction_update": selects this variant.
+    """
+    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
+    """
+    The compaction this update is about.
+    """
+    status: CompactionStatus
+    """
+    Where the compaction is in its life.
+    """
+    summary: list[ContentBlock] | None = None
+    """
+    The retained summary, as content blocks.
+    """
+    error: str | None = None
+    """
+    Why the compaction failed, if it did.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class Content(BaseModel):
+    """
+    Tool call content that is an ordinary content block.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["content"]
+    """
+    Always "content": selects this variant.
+    """
+    content: ContentBlock
+    """
+    The content block.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ForkSessionRequest(BaseModel):
+    """
+    The params of session/fork: makes a new session that starts from a copy of another.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to copy.
+    """
+    cwd: AbsolutePath
+    """
+    The working directory of the new fork, as an absolute path.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    Directories outside cwd that also belong to the session's workspace, as absolute paths.
+    """
+    mcp_servers: Annotated[list[McpServer] | None, Field(alias="mcpServers")] = None
+    """
+    MCP servers the Agent connects to for this session.
+    """
+    system_prompt: Annotated[SystemPrompt | None, Field(alias="systemPrompt")] = None
+    """
+    Content that adds to or replaces the Agent's own instructions for this session.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class InitializeResponse(BaseModel):
+    """
+    The result of initialize: the protocol version chosen, the Agent's identity and capabilities, and how to sign in.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
+    """
+    The protocol version the Agent chose for this connection.
+    """
+    info: Implementation
+    """
+    Who the Agent is.
+    """
+    capabilities: Annotated[AgentCapabilities | None, Field(validate_default=True)] = {}
+    """
+    What the Agent supports; omitted means nothing optional.
+    """
+    auth_methods: Annotated[list[AuthMethod] | None, Field(alias="authMethods")] = None
+    """
+    The ways a user can sign in to this Agent; empty or omitted when none is needed.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class NewSessionRequest(BaseModel):
+    """
+    The params of session/new: where the session works and which MCP servers it uses.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    cwd: AbsolutePath
+    """
+    The working directory of the session, as an absolute path; file operations stay inside it.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    Directories outside cwd that also belong to the session's workspace, as absolute paths.
+    """
+    mcp_servers: Annotated[list[McpServer] | None, Field(alias="mcpServers")] = None
+    """
+    MCP servers the Agent connects to for this session.
+    """
+    system_prompt: Annotated[SystemPrompt | None, Field(alias="systemPrompt")] = None
+    """
+    Content that adds to or replaces the Agent's own instructions for this session.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ResumeSessionRequest(BaseModel):
+    """
+    The params of session/resume: attaches this connection to an existing session.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session to resume.
+    """
+    cwd: AbsolutePath
+    """
+    The working directory to resume the session with, as an absolute path.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    Directories outside cwd that also belong to the session's workspace, as absolute paths.
+    """
+    mcp_servers: Annotated[list[McpServer] | None, Field(alias="mcpServers")] = None
+    """
+    MCP servers the Agent connects to for this session.
+    """
+    replay_from: Annotated[ReplayFrom | None, Field(alias="replayFrom")] = None
+    """
+    Where history replay should start; omitted or null means no replay.
+    """
+    system_prompt: Annotated[SystemPrompt | None, Field(alias="systemPrompt")] = None
+    """
+    Content that adds to or replaces the Agent's own instructions for this session.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionConfigOptionSelect(SessionConfigSelect):
+    """
+    The "select" variant of SessionConfigOption. The user picks one value from a list.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["select"]
+    """
+    Always "select": selects this variant.
+    """
+    config_id: Annotated[SessionConfigId, Field(alias="configId")]
+    """
+    The option's identifier.
+    """
+    name: str
+    """
+    The label of the option.
+    """
+    description: str | None = None
+    """
+    What the option does, if more needs saying.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    What kind of setting this is, so a Client can place it well; display only.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+ToolCallContent = TypeAliasType(
+    "ToolCallContent", Annotated[Content | Diff | Terminal, Field(discriminator="type")]
+)
+"""
+One item of tool call content; the type field picks the kind.
+"""
+
+
+class ToolCallContentChunk(BaseModel):
+    """
+    Appends one content item to a tool call.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["tool_call_content_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "tool_call_content_chunk": selects this variant.
+    """
+    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
+    """
+    The tool call.
+    """
+    content: ToolCallContent
+    """
+    The item to append to the tool call's content.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ToolCallUpdate(BaseModel):
+    """
+    Creates a tool call or updates its fields, keyed by toolCallId; fields left out are unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
+    """
+    The tool call this update creates or changes.
+    """
+    name: str | None = None
+    """
+    The name of the tool being run, if known.
+    """
+    title: str | None = None
+    """
+    A short description of what the tool call does, for display.
+    """
+    kind: ToolKind | None = None
+    """
+    What sort of tool this is, so a Client can pick an icon.
+    """
+    status: ToolCallStatus | None = None
+    """
+    Where the tool call is in its life, if changed.
+    """
+    content: list[ToolCallContent] | None = None
+    """
+    The full content the tool call shows, replacing what the Client holds, if sent.
+    """
+    locations: list[ToolCallLocation] | None = None
+    """
+    Files and lines the tool call reads or changes.
+    """
+    raw_input: Annotated[Any | None, Field(alias="rawInput")] = None
+    """
+    The tool's input as the model produced it, in any JSON form.
+    """
+    raw_output: Annotated[Any | None, Field(alias="rawOutput")] = None
+    """
+    The tool's output as the tool returned it, in any JSON form.
+    """
+    capabilities: ToolCallCapabilities | None = None
+    """
+    What the Client may do with the tool call now, if reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+InitializeProxyResponse = TypeAliasType("InitializeProxyResponse", InitializeResponse)
+"""
+The result of proxy/initialize: the same as that of initialize.
+"""
+
+
+SessionConfigOption = TypeAliasType(
+    "SessionConfigOption",
+    Annotated[SessionConfigOptionSelect | SessionConfigOptionBoolean, Field(discriminator="type")],
+)
+"""
+A setting of the session (such as its mode or model) and its current value; the type field picks the kind.
+"""
+
+
+class SessionUpdateToolCallUpdate(ToolCallUpdate):
+    """
+    The "tool_call_update" variant of SessionUpdate. Creates a tool call or updates its fields, keyed by toolCallId; fields left out are unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")]
+    """
+    Always "tool_call_update": selects this variant.
+    """
+
+
+class SetSessionConfigOptionResponse(BaseModel):
+    """
+    The result of session/set_config_option: every option, after the change.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    """
+    The session's configuration options, in full.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ToolCallPermissionSubject(BaseModel):
+    """
+    Permission to run a tool call.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["tool_call"]
+    """
+    Always "tool_call": selects this variant.
+    """
+    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
+    """
+    The tool call that needs permission.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ConfigOptionUpdate(BaseModel):
+    """
+    Reports the session's configuration options after they changed, as a full snapshot.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")]
+    """
+    Always "config_option_update": selects this variant.
+    """
+    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    """
+    The session's configuration options, in full.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ForkSessionResponse(BaseModel):
+    """
+    The result of session/fork: the new session and its starting options and commands.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The new session the fork created.
+    """
+    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
+    """
+    The session's configuration options, in full.
+    """
+    available_commands: Annotated[
+        list[AvailableCommand] | None, Field(alias="availableCommands")
+    ] = None
+    """
+    The slash commands the session offers.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class NewSessionResponse(BaseModel):
+    """
+    The result of session/new: the new session and its starting options and commands.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The identifier of the new session.
+    """
+    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
+    """
+    The session's configuration options, in full.
+    """
+    available_commands: Annotated[
+        list[AvailableCommand] | None, Field(alias="availableCommands")
+    ] = None
+    """
+    The slash commands the session offers.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+RequestPermissionSubject = TypeAliasType(
+    "RequestPermissionSubject",
+    Annotated[ToolCallPermissionSubject | CommandPermissionSubject, Field(discriminator="type")],
+)
+"""
+The operation that needs permission; the type field picks the kind.
+"""
+
+
+class ResumeSessionResponse(BaseModel):
+    """
+    The result of session/resume: the session's options and commands.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
+    """
+    The session's configuration options, in full.
+    """
+    available_commands: Annotated[
+        list[AvailableCommand] | None, Field(alias="availableCommands")
+    ] = None
+    """
+    The slash commands the session offers.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SessionUpdate = TypeAliasType(
+    "SessionUpdate",
+    Annotated[
+        SessionUpdateUserMessageChunk
+        | UserMessage
+        | SessionUpdateAgentMessageChunk
+        | AgentMessage
+        | SessionUpdateAgentThoughtChunk
+        | AgentThought
+        | SessionUpdateStateUpdate
+        | ToolCallContentChunk
+        | SessionUpdateToolCallUpdate
+        | TerminalUpdate
+        | TerminalOutputChunk
+        | PlanUpdate
+        | PlanRemoved
+        | AvailableCommandsUpdate
+        | ConfigOptionUpdate
+        | SessionInfoUpdate
+        | UsageUpdate
+        | Notice
+        | CompactionUpdate
+        | CompactionSummaryChunk
+        | SubagentUpdate
+        | SessionMessage
+        | SessionMessageChunk,
+        Field(discriminator="session_update"),
+    ],
+)
+"""
+One change in a session; the sessionUpdate field names the variant.
+"""
+
+
+class UpdateSessionNotification(BaseModel):
+    """
+    The params of session/update: the session and one change to it.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session that changed.
+    """
+    update: SessionUpdate
+    """
+    The change itself; its sessionUpdate field names the variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class RequestPermissionRequest(BaseModel):
+    """
+    The params of session/request_permission: what needs approval and the answers offered.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session that asks.
+    """
+    title: str
+    """
+    What the user is asked to allow.
+    """
+    description: str | None = None
+    """
+    More detail about what is being asked, if any.
+    """
+    subject: RequestPermissionSubject | None = None
+    """
+    The operation that needs permission, if described.
+    """
+    options: Annotated[list[PermissionOption], Field(min_length=1)]
+    """
+    The answers the user can choose from.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """

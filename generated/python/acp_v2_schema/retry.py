@@ -4,10 +4,12 @@
 
 Every (method, kind) entry of the spec has a retry class; each class gives a decision for each failure kind.
 `may_resend` answers the question an SDK asks after a failed attempt. The table is immutable.
+`validate_idempotency_key` checks a key the way JSON Schema does, counting Unicode code points.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from enum import Enum
 from types import MappingProxyType
@@ -51,6 +53,7 @@ class Decision(str, Enum):
     """An SDK must not send the message again on its own; the outcome is surfaced to the caller."""
 
 
+# region: retry table
 DECISIONS: Mapping[RetryClass, Mapping[FailureKind, Decision]] = MappingProxyType(
     {
         RetryClass.SAFE: MappingProxyType(
@@ -460,6 +463,7 @@ POLICY: Mapping[tuple[str, str], Entry] = MappingProxyType(
     }
 )
 """Every (method, kind) entry of ACP v2, stable and unstable."""
+# endregion
 
 FALLBACK_CLASS = RetryClass.UNSAFE
 """The class assumed for methods the table does not know (extensions, newer versions): the least forgiving."""
@@ -498,3 +502,67 @@ def may_resend(
     if decision is Decision.OPT_IN:
         return allow_duplicates
     return False
+
+
+# region: idempotency keys
+IDEMPOTENCY_KEY_MIN_LENGTH = 1
+"""The fewest code points a key may have."""
+
+IDEMPOTENCY_KEY_MAX_LENGTH = 255
+"""The most code points a key may have."""
+
+_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")
+"""A surrogate code point. Python joins every valid pair when it decodes JSON, so any one left over is lone."""
+
+
+class KeyProblem(str, Enum):
+    """Why a value is not a valid idempotency key (the `reason` names of the shared conformance vectors)."""
+
+    NOT_A_STRING = "not-a-string"
+    EMPTY = "empty"
+    TOO_LONG = "too-long"
+    LONE_SURROGATE = "lone-surrogate"
+
+
+class InvalidIdempotencyKey(ValueError):
+    """Raised by `validate_idempotency_key`; `problem` says why the value is not a key."""
+
+    def __init__(self, problem: KeyProblem) -> None:
+        super().__init__(f"not a valid idempotency key: {problem.value}")
+        self.problem = problem
+
+
+def idempotency_key_problem(value: object) -> KeyProblem | None:
+    """Why `value` is not a valid idempotency key, or None when it is one.
+
+    Lengths count code points, as JSON Schema does (a Python `str` is a sequence of them). A lone surrogate counts
+    as one code point and then makes the key invalid: it has no UTF-8 encoding.
+    """
+    if not isinstance(value, str):
+        return KeyProblem.NOT_A_STRING
+    if not value:
+        return KeyProblem.EMPTY
+    if len(value) > IDEMPOTENCY_KEY_MAX_LENGTH:
+        return KeyProblem.TOO_LONG
+    if _LONE_SURROGATE.search(value):
+        return KeyProblem.LONE_SURROGATE
+    return None
+
+
+def validate_idempotency_key(value: object) -> str:
+    """Return `value` when it is a valid idempotency key; raise `InvalidIdempotencyKey` otherwise.
+
+    `None` is not a key either: callers that treat `null` as "no key" check for it first.
+    """
+    problem = idempotency_key_problem(value)
+    if problem is not None or not isinstance(value, str):
+        raise InvalidIdempotencyKey(problem or KeyProblem.NOT_A_STRING)
+    return value
+
+
+def is_valid_idempotency_key(value: object) -> bool:
+    """Whether `value` is a valid idempotency key."""
+    return idempotency_key_problem(value) is None
+
+
+# endregion

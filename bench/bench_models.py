@@ -1,0 +1,190 @@
+"""The generated models against the official `acp.schema` (agent-client-protocol, ACP v1, a similar size).
+
+1. Import time: `import acp_v2_schema.models` against `import acp.schema`, each in a fresh interpreter, rounds
+   interleaved; once with pydantic's machinery loaded first (the cost of the models themselves) and once from
+   nothing (what a user waits for). Goal: ours <= 0.25 of theirs.
+2. `model_validate_json` on the same message in both protocols' shapes (the nearest `acp.schema` model for each
+   of our types), as throughput. Goal: ours >= 1.0 of theirs, for each message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.common import Ratio, interleaved
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = ROOT / "generated" / "python"
+IMPORT_ROUNDS = 9
+VALIDATE_ROUNDS = 15
+CALLS_PER_ROUND = 300
+
+# The child times one import in a fresh interpreter. With `preload`, it first imports the pydantic machinery that
+# both modules use (pydantic loads its parts lazily, so `import pydantic` alone is not enough): what is left is the
+# cost of the models themselves, the part that is ours to make fast.
+_CHILD = """
+import time
+if {preload}:
+    import typing_extensions
+    from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter
+    import pydantic.fields, pydantic.main
+start = time.perf_counter()
+import {module}
+print(time.perf_counter() - start)
+"""
+
+_TEXT = {"type": "text", "text": "Fix the failing test in parser.py and explain the cause."}
+_LINK = {"type": "resource_link", "uri": "file:///home/dev/project/parser.py", "name": "parser.py"}
+
+_KEYED_PROMPT = {
+    "sessionId": "sess-7",
+    "prompt": [_TEXT, _LINK],
+    "idempotencyKey": "0b4f9c58-7a1e-4d3b-9f62-2c8e51d7a0c4",
+}
+
+# (label, our type, our payload, their type, their payload): the same message, each in its protocol's shape.
+PAIRS: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
+    (
+        "session/prompt params",
+        "PromptRequest",
+        _KEYED_PROMPT,
+        "PromptRequest",
+        _KEYED_PROMPT,  # the same bytes: v1 has no idempotencyKey and skips it as an unknown field
+    ),
+    (
+        "session/update agent_message_chunk",
+        "UpdateSessionNotification",
+        {
+            "sessionId": "sess-7",
+            "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m-3", "content": _TEXT},
+        },
+        "SessionNotification",
+        {
+            "sessionId": "sess-7",
+            "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m-3", "content": _TEXT},
+        },
+    ),
+    (
+        "session/update tool_call_update",
+        "UpdateSessionNotification",
+        {
+            "sessionId": "sess-7",
+            "update": {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "call-1",
+                "title": "Edit parser.py",
+                "kind": "edit",
+                "status": "completed",
+                "locations": [{"path": "/home/dev/project/parser.py", "line": 42}],
+            },
+        },
+        "SessionNotification",
+        {
+            "sessionId": "sess-7",
+            "update": {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "call-1",
+                "title": "Edit parser.py",
+                "kind": "edit",
+                "status": "completed",
+                "locations": [{"path": "/home/dev/project/parser.py", "line": 42}],
+            },
+        },
+    ),
+    (
+        "session/new params",
+        "NewSessionRequest",
+        {
+            "cwd": "/home/dev/project",
+            "mcpServers": [
+                {"type": "stdio", "name": "files", "command": "/usr/local/bin/mcp-files", "args": ["--root", "/"]}
+            ],
+        },
+        "NewSessionRequest",
+        {
+            "cwd": "/home/dev/project",
+            "mcpServers": [
+                {"name": "files", "command": "/usr/local/bin/mcp-files", "args": ["--root", "/"], "env": []}
+            ],
+        },
+    ),
+]
+
+
+def _import_seconds(module: str, *, preload: bool) -> float:
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_DIR), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(module=module, preload=preload)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def import_ratios() -> list[Ratio]:
+    out = []
+    for preload, label in ((True, "models only, pydantic preloaded"), (False, "everything, pydantic included")):
+        ours, theirs = [], []
+        for _ in range(IMPORT_ROUNDS):
+            ours.append(_import_seconds("acp_v2_schema.models", preload=preload))
+            theirs.append(_import_seconds("acp.schema", preload=preload))
+        out.append(
+            Ratio(
+                f"import acp_v2_schema.models vs acp.schema (fresh interpreter, {label})",
+                statistics.median(ours) * 1000,
+                statistics.median(theirs) * 1000,
+                "ms",
+                0.25,
+                higher_is_better=False,
+            )
+        )
+    return out
+
+
+def validate_ratios() -> list[Ratio]:
+    if str(PACKAGE_DIR) not in sys.path:
+        sys.path.insert(0, str(PACKAGE_DIR))
+    import acp.schema as theirs_models  # type: ignore[import-not-found]
+    from acp_v2_schema import models as our_models
+
+    out = []
+    for label, ours_name, ours_payload, theirs_name, theirs_payload in PAIRS:
+        ours_model = getattr(our_models, ours_name)
+        theirs_model = getattr(theirs_models, theirs_name)
+        ours_json, theirs_json = json.dumps(ours_payload), json.dumps(theirs_payload)
+        ours_model.model_validate_json(ours_json)  # both must accept their payload, and build their validators now
+        theirs_model.model_validate_json(theirs_json)
+
+        def ours_calls(model: Any = ours_model, text: str = ours_json) -> None:
+            for _ in range(CALLS_PER_ROUND):
+                model.model_validate_json(text)
+
+        def theirs_calls(model: Any = theirs_model, text: str = theirs_json) -> None:
+            for _ in range(CALLS_PER_ROUND):
+                model.model_validate_json(text)
+
+        t_ours, t_theirs = interleaved(ours_calls, theirs_calls, rounds=VALIDATE_ROUNDS)
+        out.append(
+            Ratio(
+                f"model_validate_json {label} ({ours_name} vs acp.schema.{theirs_name})",
+                CALLS_PER_ROUND / t_ours,
+                CALLS_PER_ROUND / t_theirs,
+                "calls/s",
+                1.0,
+                higher_is_better=True,
+            )
+        )
+    return out
+
+
+def run() -> list[Ratio]:
+    return [*import_ratios(), *validate_ratios()]

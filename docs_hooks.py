@@ -1,0 +1,118 @@
+"""MkDocs hooks for the docs site (named under `hooks:` in mkdocs.yml).
+
+- Edit links: every page gets one built from `extra.edit_base`. A generated page names the spec file it comes from
+  in its `edit_source` front matter, so its link opens that YAML file rather than Markdown that `make generate`
+  would overwrite; a hand-written page links to its own file under site/.
+- Navigation: the generated method pages are listed under Reference without anyone keeping a list by hand.
+- Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
+  instead (taken once from the npm registry with `npm pack` and checked against its published sha512), so
+  diagrams render offline and no page asks a third party for code.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation, Section
+from mkdocs.structure.pages import Page
+
+MERMAID_VERSION = "11.17.2"
+# The `integrity` of mermaid@11.17.2 as the npm registry publishes it.
+MERMAID_INTEGRITY = "sha512-V6K3C8EBdEsPFZXSKMJe6ppQOENxuHARr9GvHX4hh47lAbhMRD9qf4oEK7LoaRQxULMa80/qt5gHO73aCleBBg=="
+MERMAID_URI = "javascripts/mermaid.min.js"
+METHODS_DIR = "reference/methods/"
+METHODS_TITLE = "Methods"
+
+
+def _root(config: MkDocsConfig) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+# -- mermaid ----------------------------------------------------------------------------------------------
+def mermaid_script(root: Path) -> Path:
+    """The pinned mermaid bundle, fetched into .cache/docs/ on first use."""
+    target = root / ".cache" / "docs" / f"mermaid-{MERMAID_VERSION}.min.js"
+    if target.is_file():
+        return target
+    npm = shutil.which("npm")
+    if npm is None:
+        raise PluginError(f"npm is needed once to fetch mermaid {MERMAID_VERSION} for the diagrams; install Node.js")
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [npm, "pack", f"mermaid@{MERMAID_VERSION}", "--pack-destination", tmp, "--silent"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise PluginError(f"npm pack mermaid@{MERMAID_VERSION} failed: {done.stderr.strip()}")
+        tarball = Path(tmp) / f"mermaid-{MERMAID_VERSION}.tgz"
+        digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
+        if digest != MERMAID_INTEGRITY:
+            raise PluginError(f"mermaid-{MERMAID_VERSION}.tgz does not match its pinned sha512; not using it")
+        with tarfile.open(tarball) as archive:
+            member = archive.extractfile("package/dist/mermaid.min.js")
+            if member is None:
+                raise PluginError("the mermaid package has no dist/mermaid.min.js")
+            data = member.read()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".part")
+    partial.write_bytes(data)
+    partial.replace(target)
+    return target
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    files.append(File.generated(config, MERMAID_URI, abs_src_path=str(mermaid_script(_root(config)))))
+    return files
+
+
+# -- navigation -------------------------------------------------------------------------------------------
+def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+    """Add a Methods section, holding every generated method page, after the retry table."""
+    pages = [f.page for f in files.documentation_pages() if f.src_uri.startswith(METHODS_DIR) and f.page]
+    if not pages:
+        return nav
+    section = Section(METHODS_TITLE, sorted(pages, key=lambda p: p.file.src_uri))
+    for page in section.children:
+        page.parent = section
+    # Beside the retry table when it sits in a section (Reference), else at the end of the top level.
+    table = next((p for p in nav.pages if p.file.src_uri == "reference/retry-classes.md"), None)
+    if table is not None and table.parent is not None:
+        section.parent = table.parent
+        table.parent.children.append(section)
+    else:
+        nav.items.append(section)
+    nav.pages = list(_pages_in(nav.items))
+    for before, after in zip(nav.pages, nav.pages[1:], strict=False):
+        before.next_page, after.previous_page = after, before
+    return nav
+
+
+def _pages_in(items: list) -> list[Page]:
+    out: list[Page] = []
+    for item in items:
+        if isinstance(item, Page):
+            out.append(item)
+        elif isinstance(item, Section):
+            out.extend(_pages_in(item.children))
+    return out
+
+
+# -- edit links -------------------------------------------------------------------------------------------
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    base = config.extra.get("edit_base")
+    if base:
+        docs_dir = Path(config.docs_dir).resolve().relative_to(_root(config)).as_posix()
+        source = page.meta.get("edit_source") or f"{docs_dir}/{page.file.src_uri}"
+        page.edit_url = base.rstrip("/") + "/" + source
+    return markdown

@@ -1,0 +1,50 @@
+"""generated/rust/retry_policy.rs: the retry table and the key validator for Rust SDKs (standard library only)."""
+
+from __future__ import annotations
+
+from .. import naming
+from ..model import Spec
+from .markers import NOTICE
+from .templates import render as render_template
+from .vectors import MESSAGE_KINDS, fallback_class, key_rules
+
+RUST_PATH = "generated/rust/retry_policy.rs"
+RUSTFMT_ARRAY_WIDTH = 60
+
+
+def rust_string(value: str) -> str:
+    """A Rust string literal: printable ASCII as is, everything else as a `\\u{...}` escape."""
+    out = []
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{ord(ch):x}}}")
+    return '"' + "".join(out) + '"'
+
+
+def _fits_one_line(enum: str, members: list[str]) -> bool:
+    """Whether rustfmt keeps the `ALL` array on one line (its default `array_width` is 60)."""
+    return len("[" + ", ".join(f"{enum}::{naming.pascal_case(m)}" for m in members) + "]") <= RUSTFMT_ARRAY_WIDTH
+
+
+def render(spec: Spec) -> dict[str, str]:
+    names = [
+        ("RetryClass", [c.name for c in spec.classes]),
+        ("FailureKind", [f.name for f in spec.failure_kinds]),
+        ("Decision", [d.name for d in spec.decisions]),
+        ("MessageKind", list(MESSAGE_KINDS)),
+    ]
+    text = render_template(
+        "retry_policy.rs.j2",
+        header=f"// {NOTICE}",
+        spec=spec,
+        names=names,
+        fallback=fallback_class(spec),
+        rules=key_rules(spec),
+        rs=rust_string,
+        inline={enum: _fits_one_line(enum, members) for enum, members in names},
+    )
+    return {RUST_PATH: text}

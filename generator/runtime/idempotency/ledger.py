@@ -1,0 +1,263 @@
+"""The key ledger: what an Agent calls for every keyed `session/prompt`.
+
+    attempt ──► submit ──► claim ─┬─ recorded ──────────────────────────────► the original messageId
+                                  ├─ busy (another process) ── poll ─► claim again
+                                  └─ claimed ── prepare ── record(write) ───► the new messageId
+                                                   │ error: release, the key stays unused
+                                                   └ cancel: release, every attempt gets -32800
+
+When the Agent has no pre-insertion work (no `prepare`), claim and record happen in one store transaction
+(`claim_record`), which costs little more than the insert itself.
+
+Within one ledger (one process), every attempt with the same (session, key) joins the first one and gets the
+same outcome: the same messageId, the same error, or -32800 when any of them is cancelled before insertion.
+Across processes the store decides: one claim wins and the others wait for its record; a claim whose owner
+died runs out under its lease and the next attempt takes it over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from .keys import Cancelled, KeyReused, derive_message_id, key_digest, prompt_fingerprint, validate_key
+from .store import LedgerStore, Write
+
+T = TypeVar("T")
+Prepare = Callable[[], Awaitable[None]]
+"""Pre-insertion work (hooks, waiting for a turn). Cancellable until it returns; an exception releases the key."""
+
+
+@dataclass
+class _Pending:
+    future: asyncio.Future[str]
+    fingerprint: str | None
+    attempts: set[Hashable] = field(default_factory=set)
+    task: asyncio.Task[str] | None = None
+    inserting: bool = False
+
+
+class KeyLedger:
+    """Records idempotency keys for sessions on top of a store (memory, SQLite or PostgreSQL).
+
+    `derive_message_ids=True` makes each messageId a UUID v5 of (sessionId, key), for runtimes that keep their own
+    message ids; otherwise `new_message_id` makes them (a random UUID by default). The ledger's `repr`, its errors
+    and its logs never contain a key.
+    """
+
+    def __init__(
+        self,
+        store: LedgerStore,
+        *,
+        derive_message_ids: bool = False,
+        new_message_id: Callable[[], str] | None = None,
+        poll_seconds: float = 0.01,
+        max_poll_seconds: float = 0.1,
+        owner: str | None = None,
+    ) -> None:
+        self.store = store
+        self.derive_message_ids = derive_message_ids
+        self._new_message_id = new_message_id or (lambda: f"msg_{uuid.uuid4().hex}")
+        self._poll = poll_seconds
+        self._max_poll = max_poll_seconds
+        self.owner = owner or uuid.uuid4().hex  # who holds our claims: one id per ledger, so per process
+        self._pending: dict[tuple[str, str], _Pending] = {}
+        self._by_attempt: dict[Hashable, tuple[str, str]] = {}
+        self._threaded = getattr(store, "blocking", True)
+
+    def __repr__(self) -> str:
+        return f"KeyLedger({self.store!r}, {len(self._pending)} pending)"
+
+    async def submit(
+        self,
+        session_id: str,
+        key: object,
+        attempt: Hashable,
+        *,
+        prompt: object = None,
+        prepare: Prepare | None = None,
+        write: Write | None = None,
+    ) -> str:
+        """Handle one attempt of a keyed prompt and return the messageId that answers it.
+
+        `attempt` names this request uniquely (e.g. (connection, JSON-RPC id)) so that `cancel` can find it;
+        `prompt`, when given, lets a reused key with a different prompt be rejected (-32602); `write` inserts the
+        message inside the store's transaction. Raises InvalidKey, KeyReused, Cancelled, or what `prepare` or
+        `write` raised. The key must not be None: a prompt without a key never reaches the ledger.
+        """
+        checked = validate_key(key)
+        if checked is None:
+            raise ValueError("a prompt without an idempotency key is handled without the ledger")
+        slot = (session_id, key_digest(checked))
+        fingerprint = prompt_fingerprint(prompt) if prompt is not None else None
+        pending = self._pending.get(slot)
+        if pending is None:
+            loop = asyncio.get_running_loop()
+            pending = _Pending(loop.create_future(), fingerprint)
+            self._pending[slot] = pending
+            mid = derive_message_id(session_id, checked) if self.derive_message_ids else None
+            pending.task = loop.create_task(self._drive(slot, pending, mid, prepare, write))
+        elif fingerprint and pending.fingerprint and fingerprint != pending.fingerprint:
+            raise KeyReused
+        pending.attempts.add(attempt)
+        self._by_attempt[attempt] = slot
+        try:
+            return await asyncio.shield(pending.future)
+        finally:
+            pending.attempts.discard(attempt)
+            self._by_attempt.pop(attempt, None)
+
+    def cancel(self, attempt: Hashable) -> bool:
+        """Withdraw the prompt that `attempt` waits on, if it is not inserted yet (every attempt gets -32800)."""
+        slot = self._by_attempt.get(attempt)
+        return self._cancel_slot(slot) if slot is not None else False
+
+    def cancel_session(self, session_id: str) -> int:
+        """Withdraw every pending keyed prompt of a session that is not inserted yet; returns how many."""
+        return sum(self._cancel_slot(slot) for slot in list(self._pending) if slot[0] == session_id)
+
+    def pending_count(self, session_id: str | None = None) -> int:
+        """How many keys have attempts in flight (in this process)."""
+        return sum(1 for slot in self._pending if session_id is None or slot[0] == session_id)
+
+    async def lookup(self, session_id: str, key: str) -> str | None:
+        """The messageId recorded for a key, or None."""
+        return await self._call(self.store.lookup, session_id, key_digest(key))
+
+    def _cancel_slot(self, slot: tuple[str, str]) -> bool:
+        pending = self._pending.get(slot)
+        if pending is None or pending.inserting or pending.task is None or pending.task.done():
+            return False
+        pending.task.cancel()
+        return True
+
+    async def _drive(
+        self,
+        slot: tuple[str, str],
+        pending: _Pending,
+        derived: str | None,
+        prepare: Prepare | None,
+        write: Write | None,
+    ) -> str:
+        try:
+            message_id = await self._run(slot, pending, derived, prepare, write)
+        except asyncio.CancelledError:
+            pending.future.set_exception(Cancelled())
+            raise
+        except BaseException as exc:
+            pending.future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return ""
+        else:
+            pending.future.set_result(message_id)
+            return message_id
+        finally:
+            self._pending.pop(slot, None)
+            # Nobody may be waiting any more (every attempt was answered); mark the outcome as seen.
+            if pending.future.done() and not pending.future.cancelled():
+                pending.future.exception()
+
+    async def _run(
+        self,
+        slot: tuple[str, str],
+        pending: _Pending,
+        derived: str | None,
+        prepare: Prepare | None,
+        write: Write | None,
+    ) -> str:
+        session_id, digest = slot
+        fast = getattr(self.store, "claim_record", None)
+        if prepare is None and fast is not None:
+            # Nothing happens between arrival and insertion, so claim and record are one transaction.
+            pending.inserting = True
+            message_id = derived or self._new_message_id()
+            claim = await self._call(fast, session_id, digest, message_id, pending.fingerprint, write, final=True)
+            if claim.state == "claimed":
+                return message_id
+            if claim.state == "recorded":
+                if pending.fingerprint and claim.fingerprint not in (None, pending.fingerprint):
+                    raise KeyReused
+                assert claim.message_id is not None
+                return claim.message_id
+            pending.inserting = False  # busy: another owner holds a claim, so take the general path
+        delay = self._poll
+        while True:
+            try:
+                claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.fingerprint)
+            except asyncio.CancelledError:
+                # The claim may have gone through just as the prompt was withdrawn: give it back.
+                await self._call(self.store.release, session_id, digest, self.owner)
+                raise
+            different = bool(pending.fingerprint and claim.fingerprint and claim.fingerprint != pending.fingerprint)
+            if claim.state == "recorded":
+                if different:
+                    raise KeyReused
+                assert claim.message_id is not None
+                return claim.message_id
+            if claim.state == "busy":
+                if different:
+                    raise KeyReused
+                await asyncio.sleep(delay)  # another process holds the key: wait for its record or its lease
+                delay = min(delay * 2, self._max_poll)
+                continue
+            result = await self._insert(slot, pending, derived, prepare, write)
+            if result is not None:
+                return result
+            delay = self._poll  # our lease ran out and another owner took the key over: wait for it
+
+    async def _insert(
+        self,
+        slot: tuple[str, str],
+        pending: _Pending,
+        derived: str | None,
+        prepare: Prepare | None,
+        write: Write | None,
+    ) -> str | None:
+        session_id, digest = slot
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(session_id, digest))
+        recorded = False
+        try:
+            if prepare is not None:
+                await prepare()
+            pending.inserting = True  # from here on, cancelling no longer withdraws the prompt
+            message_id = derived or self._new_message_id()
+            result = await self._call(self.store.record, session_id, digest, self.owner, message_id, write, final=True)
+            recorded = True
+            return result.message_id
+        finally:
+            heartbeat.cancel()
+            if not recorded:
+                pending.inserting = False
+                await self._call(self.store.release, session_id, digest, self.owner)
+
+    async def _heartbeat(self, session_id: str, digest: str) -> None:
+        period = max(self.store.lease_seconds / 3, 0.01)
+        while True:
+            await asyncio.sleep(period)
+            if not await self._call(self.store.renew, session_id, digest, self.owner):
+                return
+
+    async def _call(self, function: Callable[..., T], *args: Any, final: bool = False) -> T:
+        """Run a store call; blocking stores run in a worker thread, and a cancel waits for that call to end.
+
+        `final` marks the call that may insert the message: a cancel that arrives during it is dropped, because
+        once the message may be in, the attempts must get its messageId, never -32800.
+        """
+        if not self._threaded:
+            return function(*args)
+        future = asyncio.get_running_loop().run_in_executor(None, function, *args)
+        cancelled = False
+        while not future.done():
+            try:
+                await asyncio.shield(future)
+            except asyncio.CancelledError:
+                cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
+            except Exception:
+                break  # the call failed: future.result() raises its error
+        if cancelled and not final:
+            raise asyncio.CancelledError
+        return future.result()

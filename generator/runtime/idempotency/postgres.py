@@ -1,0 +1,183 @@
+"""The PostgreSQL store: for Agents on several nodes, the key record lives where the sessions live.
+
+Needs the `postgresql` extra (psycopg 3). A claim is one `INSERT … ON CONFLICT … DO UPDATE … WHERE` statement,
+which PostgreSQL applies atomically per row, so concurrent claims on any number of nodes see one winner. Leases
+are measured on the database server's clock, so nodes need not agree on the time. `record` locks the row
+(`FOR UPDATE`) and runs the caller's `write` in the same transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, RecordResult, Write
+
+TABLE = "acp_idempotency_keys"
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    session_id  TEXT NOT NULL,
+    key_digest  BYTEA NOT NULL,
+    state       TEXT NOT NULL CHECK (state IN ('pending', 'recorded')),
+    owner       TEXT,
+    lease_until TIMESTAMPTZ,
+    fingerprint TEXT,
+    message_id  TEXT,
+    PRIMARY KEY (session_id, key_digest)
+)
+"""
+_CLAIM = f"""
+INSERT INTO {TABLE} AS k (session_id, key_digest, state, owner, lease_until, fingerprint)
+VALUES (%(s)s, %(d)s, 'pending', %(o)s, clock_timestamp() + %(lease)s * interval '1 second', %(f)s)
+ON CONFLICT (session_id, key_digest) DO UPDATE
+    SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, fingerprint = EXCLUDED.fingerprint
+    WHERE k.state = 'pending' AND (k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
+RETURNING k.state
+"""
+
+
+class PostgresStore:
+    """Keys in a PostgreSQL table. Each thread gets its own connection to `dsn`."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        setup: Callable[[Any], None] | None = None,
+    ) -> None:
+        import psycopg  # the optional extra: imported here so the rest of the package works without it
+
+        self._psycopg = psycopg
+        self.dsn = dsn
+        self.lease_seconds = lease_seconds
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._all_lock = threading.Lock()
+        with self.transaction() as conn:
+            # Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog; a lock serializes it.
+            conn.execute("SELECT pg_advisory_xact_lock(4242001)")
+            conn.execute(SCHEMA)
+            if setup is not None:
+                setup(conn)
+
+    def __repr__(self) -> str:
+        return "PostgresStore()"  # the DSN may hold a password: never show it
+
+    def connection(self) -> Any:
+        """This thread's connection (autocommit; transactions are explicit)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._psycopg.connect(self.dsn, autocommit=True)
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        conn = self.connection()
+        with conn.transaction():
+            yield conn
+
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
+        conn = self.connection()
+        params = {
+            "s": session_id,
+            "d": bytes.fromhex(digest),
+            "o": owner,
+            "lease": self.lease_seconds,
+            "f": fingerprint,
+        }
+        while True:
+            if conn.execute(_CLAIM, params).fetchone() is not None:
+                return ClaimResult("claimed", None, fingerprint)
+            row = conn.execute(
+                f"SELECT state, message_id, fingerprint FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                (session_id, bytes.fromhex(digest)),
+            ).fetchone()
+            if row is None:
+                continue  # released between the two statements: try again
+            state, message_id, row_fp = row
+            return ClaimResult("recorded" if state == "recorded" else "busy", message_id, row_fp)
+
+    def claim_record(
+        self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
+    ) -> ClaimResult:
+        with self.transaction() as conn:
+            added = conn.execute(
+                f"INSERT INTO {TABLE} (session_id, key_digest, state, fingerprint, message_id) "
+                "VALUES (%s, %s, 'recorded', %s, %s) ON CONFLICT DO NOTHING",
+                (session_id, bytes.fromhex(digest), fingerprint, message_id),
+            ).rowcount
+            if added:
+                if write is not None:
+                    write(conn, message_id)
+                return INSERTED
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                (session_id, bytes.fromhex(digest)),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return ClaimResult("busy", None, None)  # released in between: the caller's general path retries
+        return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1])
+
+    def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
+        with self.transaction() as conn:
+            row = conn.execute(
+                f"SELECT state, owner, message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s FOR UPDATE",
+                (session_id, bytes.fromhex(digest)),
+            ).fetchone()
+            if row is not None and row[0] == "recorded":
+                return RecordResult(False, row[2])
+            if row is None or row[1] != owner:
+                return RecordResult(False, None)
+            if write is not None:
+                write(conn, message_id)
+            conn.execute(
+                f"UPDATE {TABLE} SET state = 'recorded', owner = NULL, lease_until = NULL, message_id = %s "
+                "WHERE session_id = %s AND key_digest = %s",
+                (message_id, session_id, bytes.fromhex(digest)),
+            )
+            return RecordResult(True, message_id)
+
+    def release(self, session_id: str, digest: str, owner: str) -> None:
+        self.connection().execute(
+            f"DELETE FROM {TABLE} WHERE session_id = %s AND key_digest = %s AND state = 'pending' AND owner = %s",
+            (session_id, bytes.fromhex(digest), owner),
+        )
+
+    def renew(self, session_id: str, digest: str, owner: str) -> bool:
+        cur = self.connection().execute(
+            f"UPDATE {TABLE} SET lease_until = clock_timestamp() + %s * interval '1 second' "
+            "WHERE session_id = %s AND key_digest = %s AND state = 'pending' AND owner = %s",
+            (self.lease_seconds, session_id, bytes.fromhex(digest), owner),
+        )
+        return bool(cur.rowcount)
+
+    def lookup(self, session_id: str, digest: str) -> str | None:
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                (session_id, bytes.fromhex(digest)),
+            )
+            .fetchone()
+        )
+        return row[0] if row else None
+
+    def forget_session(self, session_id: str) -> None:
+        self.connection().execute(f"DELETE FROM {TABLE} WHERE session_id = %s", (session_id,))
+
+    def close(self) -> None:
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,189 @@
+"""The SQLite store: one file, survives restarts, shared safely by every process on one machine.
+
+Each operation is one `BEGIN IMMEDIATE` transaction, which takes the database's write lock before reading, so
+two processes can never both see a key as free. Leases use wall-clock time because processes share no other
+clock. `record` runs the caller's `write` in the same transaction, so a message and its key are committed
+together or not at all: a crash can leave a claim (which expires) but never a message without its key.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, RecordResult, Write
+
+TABLE = "acp_idempotency_keys"
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    session_id  TEXT NOT NULL,
+    key_digest  BLOB NOT NULL,
+    state       TEXT NOT NULL CHECK (state IN ('pending', 'recorded')),
+    owner       TEXT,
+    lease_until REAL,
+    fingerprint TEXT,
+    message_id  TEXT,
+    PRIMARY KEY (session_id, key_digest)
+) WITHOUT ROWID
+"""
+
+
+class SQLiteStore:
+    """Keys in a table of one SQLite file (WAL mode). Each thread gets its own connection."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        busy_timeout_seconds: float = 30.0,
+        clock: Callable[[], float] = time.time,
+        setup: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.lease_seconds = lease_seconds
+        self._busy_ms = int(busy_timeout_seconds * 1000)
+        self._clock = clock
+        self._setup = setup
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        with self.transaction() as conn:
+            conn.execute(SCHEMA)
+            if setup is not None:
+                setup(conn)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({Path(self.path).name!r})"
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit; transactions are explicit)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL keeps committed data through a process crash
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that holds the database lock from its first statement."""
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
+        now = self._clock()
+        until = now + self.lease_seconds
+        with self.transaction() as conn:
+            added = conn.execute(
+                f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, 'pending', ?, ?, ?, NULL)",
+                (session_id, bytes.fromhex(digest), owner, until, fingerprint),
+            ).rowcount
+            if added:
+                return ClaimResult("claimed", None, fingerprint)
+            state, holder, lease_until, row_fp, message_id = conn.execute(
+                f"SELECT state, owner, lease_until, fingerprint, message_id FROM {TABLE} "
+                "WHERE session_id = ? AND key_digest = ?",
+                (session_id, bytes.fromhex(digest)),
+            ).fetchone()
+            if state == "recorded":
+                return ClaimResult("recorded", message_id, row_fp)
+            if holder == owner or lease_until <= now:
+                conn.execute(
+                    f"UPDATE {TABLE} SET owner = ?, lease_until = ?, fingerprint = ? "
+                    "WHERE session_id = ? AND key_digest = ?",
+                    (owner, until, fingerprint, session_id, bytes.fromhex(digest)),
+                )
+                return ClaimResult("claimed", None, fingerprint)
+            return ClaimResult("busy", None, row_fp)
+
+    def claim_record(
+        self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
+    ) -> ClaimResult:
+        with self.transaction() as conn:
+            added = conn.execute(
+                f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, 'recorded', NULL, NULL, ?, ?)",
+                (session_id, bytes.fromhex(digest), fingerprint, message_id),
+            ).rowcount
+            if added:
+                if write is not None:
+                    write(conn, message_id)
+                return INSERTED
+            state, row_fp, row_mid = conn.execute(
+                f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?",
+                (session_id, bytes.fromhex(digest)),
+            ).fetchone()
+            return ClaimResult("recorded" if state == "recorded" else "busy", row_mid, row_fp)
+
+    def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
+        with self.transaction() as conn:
+            row = conn.execute(
+                f"SELECT state, owner, message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?",
+                (session_id, bytes.fromhex(digest)),
+            ).fetchone()
+            if row is not None and row[0] == "recorded":
+                return RecordResult(False, row[2])
+            if row is None or row[1] != owner:
+                return RecordResult(False, None)
+            if write is not None:
+                write(conn, message_id)
+            conn.execute(
+                f"UPDATE {TABLE} SET state = 'recorded', owner = NULL, lease_until = NULL, message_id = ? "
+                "WHERE session_id = ? AND key_digest = ?",
+                (message_id, session_id, bytes.fromhex(digest)),
+            )
+            return RecordResult(True, message_id)
+
+    def release(self, session_id: str, digest: str, owner: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                f"DELETE FROM {TABLE} WHERE session_id = ? AND key_digest = ? AND state = 'pending' AND owner = ?",
+                (session_id, bytes.fromhex(digest), owner),
+            )
+
+    def renew(self, session_id: str, digest: str, owner: str) -> bool:
+        with self.transaction() as conn:
+            return bool(
+                conn.execute(
+                    f"UPDATE {TABLE} SET lease_until = ? "
+                    "WHERE session_id = ? AND key_digest = ? AND state = 'pending' AND owner = ?",
+                    (self._clock() + self.lease_seconds, session_id, bytes.fromhex(digest), owner),
+                ).rowcount
+            )
+
+    def lookup(self, session_id: str, digest: str) -> str | None:
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?",
+                (session_id, bytes.fromhex(digest)),
+            )
+            .fetchone()
+        )
+        return row[0] if row else None
+
+    def forget_session(self, session_id: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(f"DELETE FROM {TABLE} WHERE session_id = ?", (session_id,))
+
+    def close(self) -> None:
+        """Close every connection this store opened, in any thread."""
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,160 @@
+"""The store interface of the key ledger, and the in-memory store.
+
+A store keeps one row per (session, key digest): either *pending* (claimed by an owner until its lease runs out)
+or *recorded* (the message is inserted; the row holds its messageId). Every method is atomic on its own, so
+that any number of threads, processes or nodes can share one store:
+
+- `claim` takes a free key, takes over a pending key whose lease has run out, or reports who holds it;
+- `record` inserts the message (through the caller's `write`) and marks the key recorded, in one step, but only
+  while the caller still owns the claim;
+- `release` gives a claimed key back unused, as after an error response;
+- `renew` extends a lease while pre-insertion work (a hook, a held prompt) goes on;
+- `claim_record` (optional) does claim and record in one step when nothing has to happen between them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple, Protocol
+
+State = Literal["claimed", "recorded", "busy"]
+Write = Callable[[Any, str], None]
+"""Inserts the message with the given messageId; called inside the store's transaction with its connection."""
+
+DEFAULT_LEASE_SECONDS = 30.0
+
+
+class ClaimResult(NamedTuple):
+    """The answer to a claim. `message_id` is set when recorded; `fingerprint` is the prompt digest of the row."""
+
+    state: State
+    message_id: str | None = None
+    fingerprint: str | None = None
+
+
+INSERTED = ClaimResult("claimed")
+"""What `claim_record` answers when it inserted the message, under the messageId the caller gave."""
+
+
+class RecordResult(NamedTuple):
+    """The answer to a record: `inserted` is False when the key was recorded already or the claim was lost."""
+
+    inserted: bool
+    message_id: str | None
+
+
+class LedgerStore(Protocol):
+    """What the ledger needs from storage. Keys arrive as digests only; no store ever sees a key."""
+
+    lease_seconds: float
+
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult: ...
+
+    def record(
+        self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None
+    ) -> RecordResult: ...
+
+    def release(self, session_id: str, digest: str, owner: str) -> None: ...
+
+    # Optional: claim and record in one step, for a prompt inserted as soon as it arrives. Answers INSERTED
+    # (inserted now, under `message_id`), "recorded" (inserted before) or "busy" (another owner holds a claim).
+    # def claim_record(self, session_id, digest, message_id, fingerprint, write) -> ClaimResult: ...
+
+    def renew(self, session_id: str, digest: str, owner: str) -> bool: ...
+
+    def lookup(self, session_id: str, digest: str) -> str | None: ...
+
+    def forget_session(self, session_id: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# A memory row is a plain tuple (cheap to make): (state, owner, lease until, fingerprint, messageId).
+_Row = tuple[str, "str | None", float, "str | None", "str | None"]
+_PENDING, _RECORDED = "pending", "recorded"
+
+
+class MemoryStore:
+    """Keys in a dict under a lock: for live-only messages and for tests. Lost when the process ends."""
+
+    blocking = False  # the ledger calls it directly, not from a worker thread
+
+    def __init__(self, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, clock: Callable[[], float] = time.monotonic):
+        self.lease_seconds = lease_seconds
+        self._clock = clock
+        self._rows: dict[tuple[str, str], _Row] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({len(self._rows)} keys)"
+
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
+        now = self._clock()
+        slot = (session_id, digest)
+        with self._lock:
+            row = self._rows.get(slot)
+            if row is None or (row[0] == _PENDING and (row[1] == owner or row[2] <= now)):
+                self._rows[slot] = (_PENDING, owner, now + self.lease_seconds, fingerprint, None)
+                return ClaimResult("claimed", None, fingerprint)
+            return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
+
+    def claim_record(
+        self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
+    ) -> ClaimResult:
+        slot = (session_id, digest)
+        new = (_RECORDED, None, 0.0, fingerprint, message_id)
+        with self._lock:  # every method holds the lock, so nobody sees the row before the write is done
+            row = self._rows.setdefault(slot, new)
+            if row is new:
+                if write is not None:
+                    try:
+                        write(None, message_id)
+                    except BaseException:
+                        del self._rows[slot]
+                        raise
+                return INSERTED
+            return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
+
+    def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
+        slot = (session_id, digest)
+        with self._lock:
+            row = self._rows.get(slot)
+            if row is not None and row[0] == _RECORDED:
+                return RecordResult(False, row[4])
+            if row is None or row[1] != owner:
+                return RecordResult(False, None)
+            if write is not None:
+                write(None, message_id)
+            self._rows[slot] = (_RECORDED, None, 0.0, row[3], message_id)
+            return RecordResult(True, message_id)
+
+    def release(self, session_id: str, digest: str, owner: str) -> None:
+        slot = (session_id, digest)
+        with self._lock:
+            row = self._rows.get(slot)
+            if row is not None and row[0] == _PENDING and row[1] == owner:
+                del self._rows[slot]
+
+    def renew(self, session_id: str, digest: str, owner: str) -> bool:
+        slot = (session_id, digest)
+        with self._lock:
+            row = self._rows.get(slot)
+            if row is None or row[0] != _PENDING or row[1] != owner:
+                return False
+            self._rows[slot] = (_PENDING, owner, self._clock() + self.lease_seconds, row[3], None)
+            return True
+
+    def lookup(self, session_id: str, digest: str) -> str | None:
+        with self._lock:
+            row = self._rows.get((session_id, digest))
+            return row[4] if row is not None else None
+
+    def forget_session(self, session_id: str) -> None:
+        with self._lock:
+            for slot in [s for s in self._rows if s[0] == session_id]:
+                del self._rows[slot]
+
+    def close(self) -> None:
+        """Nothing to close; present so that every store can be used the same way."""

@@ -1,0 +1,69 @@
+"""The helpers page's examples run as written, and bad trace sources are reported with positions."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import conformance
+from generator.diagnostics import SpecError
+from generator.pipeline import load_spec
+from generator.render import traces
+from tests.support import make_project
+
+from .agent_client import ROOT, environment
+
+PAGE = ROOT / "site" / "keyed-prompts-helpers.md"
+EXAMPLES = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+
+
+@pytest.mark.parametrize("number", range(len(EXAMPLES)))
+def test_page_example_runs(number, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", EXAMPLES[number]],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_bad_trace_source_gets_every_diagnostic_with_a_position(tmp_path: Path):
+    source = tmp_path / "bad.yaml"
+    source.write_text(
+        "traces:\n"
+        "  - id: t\n"
+        "    title: T\n"
+        "    origin: somewhere\n"
+        "    keyDependent: true\n"
+        "    summary: s\n"
+        "    steps:\n"
+        "      - connect: A\n"
+        "      - send: {conn: A, as: r1, method: no/such, params: {}}\n"
+        "      - expect: {request: r9}\n"
+        "      - teleport: A\n",
+        encoding="utf-8",
+    )
+    spec = load_spec(ROOT / "spec", ROOT)
+    with pytest.raises(SpecError) as caught:
+        conformance.traces_document([source], spec, tmp_path)
+    found = {d.code: d.location.line for d in caught.value.diagnostics}
+    assert found == {
+        "trace-origin": 4,
+        "unknown-method": 9,
+        "unknown-request": 10,
+        "step-kind": 11,
+        "step-undocumented": 1,  # the file has no `stepKinds` describing the vocabulary
+    }
+
+
+def test_fixture_sized_specs_get_no_traces(tmp_path: Path):
+    root = make_project(tmp_path, "minimal")
+    assert traces.render(load_spec(root / "spec", root)) == {}

@@ -1,0 +1,66 @@
+"""Every invalid fixture gets exactly its snapshot of diagnostics, exit status 2, no traceback, and no writes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.regen import BASE_CASE
+from tests.support import INVALID_FIXTURES, apply_overlay, make_project, run_generator, tree
+
+CASES = sorted(p.name for p in INVALID_FIXTURES.iterdir() if p.is_dir())
+LINE = re.compile(r"^spec/\S+:\d+:\d+: error\[[a-z0-9-]+\]: .+$")
+
+
+def test_there_are_enough_invalid_fixtures() -> None:
+    assert len(CASES) >= 12
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_invalid_spec_is_reported_and_nothing_is_written(case: str, tmp_path: Path) -> None:
+    root = make_project(tmp_path, BASE_CASE)
+    # sentinel outputs stand in for a previous generation: they must survive a failed run byte for byte
+    for rel in ("generated/retry-policy.json", "site/reference/retry-classes.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"previous content of {rel}\n")
+    before = tree(root)
+    apply_overlay(root, INVALID_FIXTURES / case)
+
+    for command in ("generate", "check"):
+        result = run_generator(command, "--root", str(root))
+        assert result.status == 2, result
+        assert "Traceback" not in result.err + result.out
+        assert result.err == (INVALID_FIXTURES / case / "expected.txt").read_text(), (
+            "diagnostics changed; if intended, run `make golden` and review the diff"
+        )
+    assert tree(root) == before
+    lines = result.err.splitlines()
+    assert lines[-1].endswith("nothing was written.")
+    assert all(LINE.match(line) for line in lines[:-1]), lines
+    assert lines[:-1] == sorted(lines[:-1], key=_sort_key)
+
+
+def _sort_key(line: str) -> tuple[str, int, int]:
+    path, row, col = line.split(":")[:3]
+    return path, int(row), int(col)
+
+
+def test_a_bad_spec_leaves_a_real_generation_untouched(tmp_path: Path) -> None:
+    root = make_project(tmp_path, BASE_CASE)
+    assert run_generator("generate", "--root", str(root)).status == 0
+    before = tree(root)
+    apply_overlay(root, INVALID_FIXTURES / "many-at-once")
+    result = run_generator("generate", "--root", str(root), "--force")
+    assert result.status == 2
+    assert tree(root) == before
+    assert not list(root.glob("generated*/.*new*")) and not list(root.glob(".*.new-*"))
+
+
+def test_every_problem_in_one_run(tmp_path: Path) -> None:
+    root = make_project(tmp_path, BASE_CASE)
+    apply_overlay(root, INVALID_FIXTURES / "many-at-once")
+    err = run_generator("validate", "--root", str(root)).err
+    files = {line.split(":")[0] for line in err.splitlines()[:-1]}
+    assert files == {"spec/methods/session-close.yaml", "spec/methods/session-new.yaml", "spec/types/broken.yaml"}

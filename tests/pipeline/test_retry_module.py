@@ -1,0 +1,79 @@
+"""The generated retry module: `may_resend` for every class, failure kind and key state, checked against the
+decisions in retry-policy.json (which the spec gives), and the table against the spec's audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from acp_v2_schema import load_policy
+from acp_v2_schema.retry import DECISIONS, POLICY, Decision, FailureKind, RetryClass, may_resend, retry_class
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY_JSON = json.loads((ROOT / "generated" / "retry-policy.json").read_text())
+
+
+def _expected(decision: str, has_key: bool, allow: bool) -> bool:
+    return {"always": True, "with-key": has_key, "opt-in": allow, "never": False}[decision]
+
+
+def _example_method(cls: str) -> tuple[str, str]:
+    row = next(r for r in POLICY_JSON["methods"] if r["class"] == cls)
+    return row["method"], row["kind"]
+
+
+@pytest.mark.parametrize("cls", [c["name"] for c in POLICY_JSON["classes"]])
+@pytest.mark.parametrize("failure", [f["name"] for f in POLICY_JSON["failureKinds"]])
+@pytest.mark.parametrize("has_key", [False, True])
+@pytest.mark.parametrize("allow", [False, True])
+def test_may_resend_follows_the_class_decision(cls: str, failure: str, has_key: bool, allow: bool) -> None:
+    method, kind = _example_method(cls)
+    decision = next(c for c in POLICY_JSON["classes"] if c["name"] == cls)["decisions"][failure]
+    got = may_resend(method, kind, failure, has_key, allow_duplicates=allow)
+    assert got is _expected(decision, has_key, allow)
+    assert may_resend(method, kind, FailureKind(failure), has_key, allow_duplicates=allow) is got
+
+
+def test_the_cases_that_matter_most() -> None:
+    assert may_resend("session/prompt", "request", "no-response", has_key=False) is False
+    assert may_resend("session/prompt", "request", "no-response", has_key=True) is True
+    assert may_resend("session/prompt", "request", "error-response", has_key=False) is True
+    assert may_resend("session/new", "request", "no-response", has_key=False) is False
+    assert may_resend("session/new", "request", "no-response", has_key=False, allow_duplicates=True) is True
+    assert may_resend("mcp/message", "request", "no-response", has_key=True, allow_duplicates=True) is False
+    assert may_resend("session/close", "request", "no-response", has_key=False) is True
+    for method, kind in POLICY:
+        assert may_resend(method, kind, "not-sent", has_key=False) is True
+
+
+def test_variants_and_unknown_methods() -> None:
+    assert retry_class("session/update", "notification", "agent_message_chunk") is RetryClass.UNSAFE
+    assert retry_class("session/update", "notification", "state_update") is RetryClass.SAFE
+    assert may_resend("session/update", "notification", "no-response", False, variant="tool_call_update") is True
+    assert may_resend("session/update", "notification", "no-response", False, variant="notice") is False
+    # extensions and methods from a newer version get the least forgiving class
+    assert retry_class("_zed/custom") is RetryClass.UNSAFE
+    assert retry_class("session/update", "notification", "_future_variant") is RetryClass.UNSAFE
+    assert may_resend("_zed/custom", "request", "no-response", has_key=True) is False
+
+
+def test_table_matches_the_policy_document() -> None:
+    assert load_policy() == POLICY_JSON
+    assert len(POLICY) == len(POLICY_JSON["methods"]) == 33
+    for row in POLICY_JSON["methods"]:
+        entry = POLICY[(row["method"], row["kind"])]
+        assert entry.retry_class.value == row["class"]
+        assert entry.key_param == row["keyParam"]
+        assert entry.success_equivalent_errors == tuple(e["code"] for e in row["successEquivalentErrors"])
+        assert dict(entry.variants) == {v["name"]: RetryClass(v["class"]) for v in row.get("variants", [])}
+    for cls in RetryClass:
+        assert set(DECISIONS[cls]) == set(FailureKind)
+        assert all(isinstance(d, Decision) for d in DECISIONS[cls].values())
+
+
+def test_table_is_immutable() -> None:
+    with pytest.raises(TypeError):
+        POLICY[("x", "request")] = POLICY[("session/prompt", "request")]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        DECISIONS[RetryClass.SAFE][FailureKind.NO_RESPONSE] = Decision.NEVER  # type: ignore[index]

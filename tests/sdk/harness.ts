@@ -1,0 +1,92 @@
+// Test harness for the generated TypeScript retry table, compiled by tests/sdk/conftest.py with `tsc --strict`
+// next to a copy of generated/typescript/retry-policy.ts and a vectors.ts written from the conformance JSON.
+// It checks the types and the freezing on its own, and prints its answers to the shared vectors as JSON, which
+// the Python test compares with the expected outcomes.
+
+import {
+  DECISIONS,
+  FAILURE_KINDS,
+  type FailureKind,
+  type IdempotencyKey,
+  idempotencyKeyProblem,
+  isValidIdempotencyKey,
+  lookup,
+  mayResend,
+  type MessageKind,
+  RETRY_CLASSES,
+  RETRY_TABLE,
+  type RetryClass,
+} from "./retry-policy";
+import { COMPARISONS, DECISION_CASES, KEY_VECTORS } from "./vectors";
+
+// -- types: these lines only compile if the table keeps its literal types and stays read-only ------------------
+const promptClass: "keyed" = RETRY_TABLE["session/prompt"].request.retryClass;
+const promptKey: "idempotencyKey" = RETRY_TABLE["session/prompt"].request.keyParam;
+const keyedOnLostAnswer: "with-key" = DECISIONS.keyed["no-response"];
+// Never called: these statements only have to fail to type-check (tsc reports an unused @ts-expect-error).
+export function mustNotCompile(): void {
+  // @ts-expect-error: the table is read-only
+  RETRY_TABLE["session/prompt"].request.retryClass = "safe";
+  // @ts-expect-error: a kind that the entry does not have is not in its type
+  void RETRY_TABLE["session/prompt"].notification;
+  // @ts-expect-error: failure kinds are a closed set
+  mayResend("session/prompt", "request", "timeout", true);
+}
+
+// A narrowing check: after the guard the value is a branded key, and an invalid string stays a string.
+function keyOrNothing(value: string | null): IdempotencyKey | null {
+  if (isValidIdempotencyKey(value)) {
+    return value;
+  }
+  const stillString: string | null = value;
+  return stillString === null ? null : null;
+}
+
+// -- run time: every table is frozen, all the way down --------------------------------------------------------
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) {
+    return true;
+  }
+  return Object.isFrozen(value) && Object.values(value).every(deeplyFrozen);
+}
+
+const checks: Record<string, boolean> = {
+  literalTypes: promptClass === "keyed" && promptKey === "idempotencyKey" && keyedOnLostAnswer === "with-key",
+  tablesFrozen: [RETRY_TABLE, DECISIONS, RETRY_CLASSES, FAILURE_KINDS].every(deeplyFrozen),
+  noPrototypeLookups: ["constructor", "__proto__", "toString", "hasOwnProperty"].every(
+    (name) => lookup(name, "request") === undefined,
+  ),
+  narrowing: keyOrNothing("k") === "k" && keyOrNothing("") === null,
+};
+let writeRejected = false;
+try {
+  (RETRY_TABLE as unknown as Record<string, unknown>)["session/prompt"] = null;
+} catch {
+  writeRejected = true; // modules compiled from TypeScript run in strict mode, where writing a frozen object throws
+}
+checks["writeRejected"] = writeRejected;
+
+// -- answers to the shared vectors ----------------------------------------------------------------------------
+const isKind = (value: string): value is MessageKind => value === "request" || value === "notification";
+const isFailure = (value: string): value is FailureKind => (FAILURE_KINDS as readonly string[]).includes(value);
+const isClass = (value: string): value is RetryClass => (RETRY_CLASSES as readonly string[]).includes(value);
+
+const keys = KEY_VECTORS.map((vector) => {
+  const valid = isValidIdempotencyKey(vector.value);
+  return { held: true, valid, reason: idempotencyKeyProblem(vector.value) };
+});
+const decisions = DECISION_CASES.map((c) => {
+  if (!isKind(c.kind) || !isFailure(c.failure)) {
+    throw new Error(`a case names an unknown kind or failure: ${JSON.stringify(c)}`);
+  }
+  const options = c.variant === null ? { allowDuplicates: c.allowDuplicates } : { variant: c.variant, allowDuplicates: c.allowDuplicates };
+  const answer = mayResend(c.method, c.kind, c.failure, c.hasKey, options);
+  if (c.variant === null && !c.allowDuplicates && answer !== mayResend(c.method, c.kind, c.failure, c.hasKey)) {
+    throw new Error(`the default options differ from explicit ones: ${JSON.stringify(c)}`);
+  }
+  return answer;
+});
+const comparisons = COMPARISONS.map((pair) => pair.a === pair.b);
+checks["classNames"] = RETRY_CLASSES.every(isClass);
+
+console.log(JSON.stringify({ checks, keys, decisions, comparisons }));

@@ -1,0 +1,73 @@
+"""The upstream audit: the spec differs from the pinned published schema only where the spec says so."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from generator import audit
+from generator.pipeline import load_spec
+from tests.support import ROOT, run_generator
+
+from .conftest import Upstream
+
+SPEC = ROOT / "spec"
+
+
+def test_only_listed_differences(upstream: Upstream) -> None:
+    report = audit.run_audit(SPEC, ROOT, upstream.unstable_path, upstream.stable_path)
+    assert report.unlisted == [], "\n".join(d.line() for d in report.unlisted)
+    assert report.stale == [], [item.difference for item in report.stale]
+    assert {d.line() for d in report.found} == {item.difference for item in report.listed}
+
+
+def test_every_published_entry_has_a_retry_class(upstream: Upstream) -> None:
+    spec = load_spec(SPEC, ROOT)
+    ours = {(m.name, m.kind): (m.params, m.result) for m in spec.methods}
+    for key, entry in audit.published_entries(upstream.schema).items():
+        assert key in ours, key
+        assert ours[key] == (entry.params, entry.result), key
+
+
+def test_the_command_line_exits_0(upstream: Upstream) -> None:
+    run = run_generator("audit", str(upstream.unstable_path), "--root", str(ROOT))
+    assert run.status == 0, run.out + run.err
+    assert "0 not listed" in run.out
+
+
+def test_shape_changes_are_found(upstream: Upstream, tmp_path: Path) -> None:
+    """Each kind of wire difference the audit promises, planted in a copy of the published schema."""
+    changed = copy.deepcopy(upstream.schema)
+    defs = changed["$defs"]
+    defs["Usage"]["properties"]["extraTokens"] = {"type": "integer"}
+    defs["Cost"]["required"] = ["amount"]
+    defs["TerminalSize"]["properties"]["cols"]["type"] = "string"
+    defs["Error"]["properties"]["message"]["type"] = ["string", "null"]
+    defs["ElicitationSchema"]["additionalProperties"] = False
+    defs["SessionId"]["minLength"] = 1
+    del defs["SetSessionTitleRequest"]["x-method"]
+    path = tmp_path / "schema.unstable.json"
+    path.write_text(json.dumps(changed), encoding="utf-8")
+    lines = {d.line() for d in audit.run_audit(SPEC, ROOT, path, None).unlisted}
+    assert "type Usage: property extraTokens only there (optional)" in lines
+    assert "type Cost.currency: required here, optional there" in lines
+    assert 'type TerminalSize.cols: type here "integer", there "string"' in lines
+    assert "type Error.message: nullable there, not here" in lines
+    assert "type ElicitationSchema: additionalProperties here absent, there false" in lines
+    assert "type SessionId: minLength here absent, there 1" in lines
+    assert "method session/set_title (request): params type only here" in lines
+
+
+def test_a_missing_method_and_a_stale_listing_fail(upstream: Upstream, tmp_path: Path) -> None:
+    changed = copy.deepcopy(upstream.schema)
+    changed["$defs"]["PromptRequest"]["properties"]["idempotencyKey"] = changed["$defs"]["SessionId"]
+    changed["$defs"]["FutureThingRequest"] = {"type": "object", "x-method": "future/thing", "x-side": "agent"}
+    path = tmp_path / "schema.unstable.json"
+    path.write_text(json.dumps(changed), encoding="utf-8")
+    report = audit.run_audit(SPEC, ROOT, path, None)
+    assert not report.ok
+    assert "method future/thing (request): published there, but has no retry class here" in {
+        d.line() for d in report.unlisted
+    }
+    assert "type PromptRequest: property idempotencyKey only here (optional)" in {i.difference for i in report.stale}
