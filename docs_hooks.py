@@ -31,6 +31,8 @@ MERMAID_INTEGRITY = "sha512-V6K3C8EBdEsPFZXSKMJe6ppQOENxuHARr9GvHX4hh47lAbhMRD9q
 MERMAID_URI = "javascripts/mermaid.min.js"
 METHODS_DIR = "reference/methods/"
 METHODS_TITLE = "Methods"
+TYPES_DIR = "reference/types/"
+TYPES_TITLE = "Types"
 
 
 def _root(config: MkDocsConfig) -> Path:
@@ -78,20 +80,22 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 # -- navigation -------------------------------------------------------------------------------------------
 def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
-    """Add a Methods section, holding every generated method page, after the retry table."""
-    pages = [f.page for f in files.documentation_pages() if f.src_uri.startswith(METHODS_DIR) and f.page]
-    if not pages:
-        return nav
-    section = Section(METHODS_TITLE, sorted(pages, key=lambda p: p.file.src_uri))
-    for page in section.children:
-        page.parent = section
-    # Beside the retry table when it sits in a section (Reference), else at the end of the top level.
+    """Add Methods and Types sections, holding every generated method and type page, after the retry table."""
     table = next((p for p in nav.pages if p.file.src_uri == "reference/retry-classes.md"), None)
-    if table is not None and table.parent is not None:
-        section.parent = table.parent
-        table.parent.children.append(section)
-    else:
-        nav.items.append(section)
+    for title, prefix in ((METHODS_TITLE, METHODS_DIR), (TYPES_TITLE, TYPES_DIR)):
+        pages = [f.page for f in files.documentation_pages() if f.src_uri.startswith(prefix) and f.page]
+        if not pages:
+            continue
+        # the section's index page (if any) first, then the rest by file name
+        section = Section(title, sorted(pages, key=lambda p: (not p.file.src_uri.endswith("index.md"), p.file.src_uri)))
+        for page in section.children:
+            page.parent = section
+        # Beside the retry table when it sits in a section (Reference), else at the end of the top level.
+        if table is not None and table.parent is not None:
+            section.parent = table.parent
+            table.parent.children.append(section)
+        else:
+            nav.items.append(section)
     nav.pages = list(_pages_in(nav.items))
     for before, after in zip(nav.pages, nav.pages[1:], strict=False):
         before.next_page, after.previous_page = after, before

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..model import DIRECTION_TITLES, Example, Method, Spec
@@ -48,6 +49,8 @@ class StepView:
 
 def render(spec: Spec) -> dict[str, str]:
     files = {f"{REFERENCE}/retry-classes.md": _table_page(spec)}
+    links = type_links(spec)
+    files.update(_type_pages(spec, links))
     names = [m.name for m in spec.methods]
     for method in spec.methods:
         files[f"{REFERENCE}/methods/{method.slug}.md"] = render_template(
@@ -57,7 +60,7 @@ def render(spec: Spec) -> dict[str, str]:
             cls=spec.retry_class(method.retry_class),
             spec=spec,
             twin=names.count(method.name) > 1,
-            types=_types_of(spec, method),
+            types=_types_of(spec, method, links),
             steps=_steps(method.example),
         )
     return files
@@ -97,38 +100,117 @@ def _steps(example: Example | None) -> list[StepView]:
     ]
 
 
-def _types_of(spec: Spec, method: Method) -> list[tuple[str, TypeView]]:
+def _types_of(spec: Spec, method: Method, links: dict[str, str]) -> list[tuple[str, TypeView]]:
     out = []
     for title, name in (("Params", method.params), ("Result", method.result)):
         if name is not None:
-            out.append((title, _view(spec.type_def(name).schema, name)))
+            out.append((title, _view(spec.type_def(name).schema, name, links)))
     return out
 
 
-def _view(schema: dict[str, Any], name: str) -> TypeView:
+def _view(schema: dict[str, Any], name: str, links: dict[str, str]) -> TypeView:
     required = set(schema.get("required", []))
     fields = tuple(
-        FieldRow(field, type_label(sub), field in required, sub.get("description", ""))
+        FieldRow(field, type_label(sub, links), field in required, sub.get("description", ""))
         for field, sub in schema.get("properties", {}).items()
     )
     return TypeView(name, schema.get("description", ""), fields)
 
 
-def type_label(schema: dict[str, Any]) -> str:
-    """A short, readable type: `SessionId`, `ContentBlock[]`, `IdempotencyKey | null`, `"text"`."""
+# -- type reference: one page per type family (a file under spec/types/) --------------------------------------
+@dataclass(frozen=True)
+class TypeSection:
+    name: str
+    description: str
+    shape: str
+    fields: tuple[FieldRow, ...]
+    used_by: tuple[str, ...]
+
+
+def type_links(spec: Spec) -> dict[str, str]:
+    """Where each type is documented, as a link that works from any page one level under reference/."""
+    return {t.name: f"../types/{_family(t.source)}.md#{t.name}" for t in spec.types}
+
+
+def _family(source: str) -> str:
+    return PurePosixPath(source).stem
+
+
+def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
+    if not spec.types:
+        return {}
+    users: dict[str, list[str]] = {}
+    for m in spec.methods:
+        for role, name in (("params", m.params), ("result", m.result)):
+            if name is not None:
+                users.setdefault(name, []).append(f"{role} of [`{m.name}`](../methods/{m.slug}.md)")
+    families: dict[str, list[TypeSection]] = {}
+    for t in sorted(spec.types, key=lambda t: (_family(t.source), t.name)):
+        schema = t.schema
+        view = _view(schema, t.name, links)
+        section = TypeSection(
+            t.name, view.description, _shape(schema, links), view.fields, tuple(users.get(t.name, ()))
+        )
+        families.setdefault(_family(t.source), []).append(section)
+    files = {}
+    for family, sections in families.items():
+        source = f"spec/types/{family}.yaml"
+        files[f"{REFERENCE}/types/{family}.md"] = render_template(
+            "types.md.j2", header=markdown_header(source), source=source, family=family, sections=sections
+        )
+    files[f"{REFERENCE}/types/index.md"] = render_template(
+        "types-index.md.j2", header=markdown_header("spec/types/"), families=families
+    )
+    return files
+
+
+def _shape(schema: dict[str, Any], links: dict[str, str]) -> str:
+    """One line on what a value of the type looks like, for types that are not plain objects with fields."""
+    if "properties" in schema and not any(k in schema for k in ("oneOf", "anyOf")):
+        extra = schema.get("additionalProperties")
+        return "An object; fields not listed are not allowed." if extra is False else "An object."
+    for keyword, word in (("oneOf", "Exactly one of"), ("anyOf", "One of")):
+        if keyword in schema:
+            options = ", ".join(type_label(o, links) for o in schema[keyword])
+            tag = schema.get("discriminator", {}).get("propertyName")
+            told = f", told apart by `{tag}`" if tag else ""
+            return f"{word}: {options}{told}."
+    constraints = []
+    if "minLength" in schema or "maxLength" in schema:
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        span = f"{low} to {high}" if high is not None else f"at least {low}"
+        constraints.append(f"{span} characters (Unicode code points)")
+    if "pattern" in schema:
+        constraints.append(f"matching `{schema['pattern']}`")
+    if "format" in schema:
+        constraints.append(f"format `{schema['format']}`")
+    for key, word in (("minimum", "at least"), ("maximum", "at most")):
+        if key in schema:
+            constraints.append(f"{word} {schema[key]}")
+    label = type_label(schema, links)
+    return f"{label}" + (f", {', '.join(constraints)}." if constraints else ".")
+
+
+def type_label(schema: dict[str, Any], links: dict[str, str] | None = None) -> str:
+    """A short, readable type: `SessionId`, `ContentBlock[]`, `IdempotencyKey | null`, `"text"`.
+
+    With `links`, named types become links to their section of the type reference.
+    """
+    links = links or {}
     if "$ref" in schema:
-        return f"`{schema['$ref'].removeprefix(REF_PREFIX)}`"
+        name = schema["$ref"].removeprefix(REF_PREFIX)
+        return f"[`{name}`]({links[name]})" if name in links else f"`{name}`"
     if "const" in schema:
         return f'`"{schema["const"]}"`'
     for keyword in ("anyOf", "oneOf"):
         if keyword in schema:
-            return " \\| ".join(type_label(option) for option in schema[keyword])
+            return " \\| ".join(type_label(option, links) for option in schema[keyword])
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " \\| ".join(type_label({**schema, "type": k}) for k in kind)
+        return " \\| ".join(type_label({**schema, "type": k}, links) for k in kind)
     if kind == "array":
         items = schema.get("items", {})
-        inner = type_label(items) if items else "`any`"
+        inner = type_label(items, links) if items else "`any`"
         suffix = f" (at least {schema['minItems']})" if schema.get("minItems") else ""
         return f"{inner}[]{suffix}"
     if "enum" in schema:
