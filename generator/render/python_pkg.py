@@ -1,27 +1,32 @@
 """generated/python: the pip-installable `acp-v2-schema` distribution (import `acp_v2_schema`).
 
-Models come from datamodel-code-generator, called as a library on the unstable schema bundle; the retry module
-and the packaging files come from Jinja templates. All Python is formatted with ruff before it is returned, so
-that `check` compares formatted text with formatted text.
+Models come from datamodel-code-generator, called as a library on the unstable schema bundle, and are split into
+one module per type family (`acp_v2_schema/models/<family>.py`, after `spec/types/<family>.yaml`) behind a package
+`__init__` that imports a family on first access; the retry module and the packaging files come from Jinja
+templates. All Python is formatted with ruff before it is returned, so that `check` compares formatted text with
+formatted text.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import keyword
 import subprocess
 import sys
 import warnings
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..model import Spec
 from . import policy, schema
 from .markers import json_text, markdown_header, python_header
+from .models_split import split_models
 from .templates import render as render_template
 
 PACKAGE_VERSION = "0.1.0"
 BASE = "generated/python"
 PACKAGE = f"{BASE}/acp_v2_schema"
+MODELS = f"{PACKAGE}/models"
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
@@ -38,12 +43,12 @@ def render(spec: Spec) -> dict[str, str]:
         ),
         f"{PACKAGE}/py.typed": "",
         f"{PACKAGE}/__init__.py": render_template("__init__.py.j2", header=header, version=PACKAGE_VERSION),
-        f"{PACKAGE}/models.py": models_source(spec),
         f"{PACKAGE}/retry.py": render_template("retry.py.j2", header=header, spec=spec),
         f"{PACKAGE}/data/schema.json": json_text(schema.bundle(spec, unstable=False)),
         f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
         f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
     }
+    files.update(models_files(spec))
     files.update(runtime_files())
     python = {path: text for path, text in files.items() if path.endswith(".py")}
     files.update(format_python(python))
@@ -60,6 +65,26 @@ def runtime_files() -> dict[str, str]:
         note = f"# Copied from generator/runtime/{rel}; edit it there.\n"
         out[f"{PACKAGE}/{rel}"] = python_header() + note + path.read_text(encoding="utf-8")
     return out
+
+
+def models_files(spec: Spec) -> dict[str, str]:
+    """The `models` package: one module per type family and an `__init__` that imports them on first access."""
+    families = {t.name: PurePosixPath(t.source).stem for t in spec.types}
+    for family in sorted(set(families.values())):
+        if not family.isidentifier() or keyword.iskeyword(family):
+            raise RuntimeError(f"spec/types/{family}.yaml: the file name must be a Python identifier (a module name)")
+    modules, owners = split_models(models_source(spec), families)
+    files = {f"{MODELS}/{family}.py": text for family, text in modules.items()}
+    names_by_family: dict[str, list[str]] = {}
+    for name, family in sorted(owners.items()):
+        names_by_family.setdefault(family, []).append(name)
+    files[f"{MODELS}/__init__.py"] = render_template(
+        "models_init.py.j2",
+        header=python_header(),
+        owners=dict(sorted(owners.items())),
+        families=dict(sorted(names_by_family.items())),
+    )
+    return files
 
 
 def models_source(spec: Spec) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from generator.render.rust import rust_string
 from tests.support import ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -136,19 +137,6 @@ def typescript_answers(
 
 
 # -- Rust ---------------------------------------------------------------------------------------------------------
-
-
-def rust_string(value: str) -> str:
-    """A Rust string literal with every non-ASCII or non-printable character escaped."""
-    out = []
-    for ch in value:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            out.append(f"\\u{{{ord(ch):x}}}")
-    return '"' + "".join(out) + '"'
 
 
 def _option(value: str | None) -> str:

@@ -1,0 +1,88 @@
+"""The generated `acp_v2_schema.models` package: one module per type family, each imported on first access.
+
+Importing the package must load no family (nor pydantic); every spec type must keep its name; and every model must
+build whichever family a program happens to import first, since the families refer to each other in cycles.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import acp_v2_schema.models as models
+import pytest
+from pydantic import BaseModel
+
+from generator.pipeline import load_spec
+from tests.support import ROOT
+
+PACKAGE_DIR = ROOT / "generated" / "python"
+MODELS_DIR = PACKAGE_DIR / "acp_v2_schema" / "models"
+FAMILIES = sorted(p.stem for p in MODELS_DIR.glob("*.py") if p.stem != "__init__")
+
+# Builds the validator of every name in `__all__`, last name first, after importing one family module directly
+# (TypeAdapter builds at once; a model with unresolvable annotations fails model_rebuild).
+_BUILD_ALL = """
+import importlib, sys
+from pydantic import BaseModel, TypeAdapter
+importlib.import_module(sys.argv[1])
+import acp_v2_schema.models as models
+for name in reversed(models.__all__):
+    value = getattr(models, name)
+    if isinstance(value, type) and issubclass(value, BaseModel):
+        value.model_rebuild(raise_errors=True)
+    else:
+        TypeAdapter(value)
+"""
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR), "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+
+
+def test_every_spec_type_is_exported_under_its_own_name() -> None:
+    spec = load_spec(ROOT / "spec", ROOT)
+    names = {t.name for t in spec.types}
+    assert names <= set(models.__all__)
+    assert list(models.__all__) == sorted(set(models.__all__))
+    for name in models.__all__:
+        assert getattr(getattr(models, name), "__name__", name) == name
+    assert set(models.__all__) <= set(dir(models))
+    with pytest.raises(AttributeError):
+        models.NoSuchType  # noqa: B018
+
+
+def test_importing_the_package_loads_no_family() -> None:
+    done = _python(
+        "import sys, acp_v2_schema.models as m\n"
+        "print(sorted(n for n in sys.modules if n.startswith('acp_v2_schema.models.')), 'pydantic' in sys.modules)\n"
+        "m.PromptRequest\n"
+        "print('acp_v2_schema.models.prompt' in sys.modules)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[] False", "True"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_model_builds_whichever_family_comes_first(family: str) -> None:
+    done = _python(_BUILD_ALL, f"acp_v2_schema.models.{family}")
+    assert done.returncode == 0, done.stderr
+
+
+def test_models_are_pydantic_models_of_their_family_module() -> None:
+    for name in models.__all__:
+        value = getattr(models, name)
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            module = value.__module__
+            assert module.startswith("acp_v2_schema.models."), name
+            assert Path(sys.modules[module].__file__ or "").parent == MODELS_DIR
