@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, RecordResult, Write
+from .sql import TABLE, SqlStore
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
-TABLE = "acp_idempotency_keys"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     session_id  TEXT NOT NULL,
@@ -38,8 +38,11 @@ RETURNING k.state
 """
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """Keys in a PostgreSQL table. Each thread gets its own connection to `dsn`."""
+
+    PH = "%s"
+    LOCK_ROW = " FOR UPDATE"
 
     def __init__(
         self,
@@ -128,25 +131,6 @@ class PostgresStore:
             return ClaimResult("busy", None, None)  # released in between: the caller's general path retries
         return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1])
 
-    def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
-        with self.transaction() as conn:
-            row = conn.execute(
-                f"SELECT state, owner, message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s FOR UPDATE",
-                (session_id, bytes.fromhex(digest)),
-            ).fetchone()
-            if row is not None and row[0] == "recorded":
-                return RecordResult(False, row[2])
-            if row is None or row[1] != owner:
-                return RecordResult(False, None)
-            if write is not None:
-                write(conn, message_id)
-            conn.execute(
-                f"UPDATE {TABLE} SET state = 'recorded', owner = NULL, lease_until = NULL, message_id = %s "
-                "WHERE session_id = %s AND key_digest = %s",
-                (message_id, session_id, bytes.fromhex(digest)),
-            )
-            return RecordResult(True, message_id)
-
     def release(self, session_id: str, digest: str, owner: str) -> None:
         self.connection().execute(
             f"DELETE FROM {TABLE} WHERE session_id = %s AND key_digest = %s AND state = 'pending' AND owner = %s",
@@ -161,23 +145,5 @@ class PostgresStore:
         )
         return bool(cur.rowcount)
 
-    def lookup(self, session_id: str, digest: str) -> str | None:
-        row = (
-            self.connection()
-            .execute(
-                f"SELECT message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
-                (session_id, bytes.fromhex(digest)),
-            )
-            .fetchone()
-        )
-        return row[0] if row else None
-
     def forget_session(self, session_id: str) -> None:
         self.connection().execute(f"DELETE FROM {TABLE} WHERE session_id = %s", (session_id,))
-
-    def close(self) -> None:
-        with self._all_lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, RecordResult, Write
+from .sql import TABLE, SqlStore
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
-TABLE = "acp_idempotency_keys"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     session_id  TEXT NOT NULL,
@@ -32,8 +32,11 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 """
 
 
-class SQLiteStore:
+class SQLiteStore(SqlStore):
     """Keys in a table of one SQLite file (WAL mode). Each thread gets its own connection."""
+
+    PH = "?"
+    LOCK_ROW = ""
 
     def __init__(
         self,
@@ -129,25 +132,6 @@ class SQLiteStore:
             ).fetchone()
             return ClaimResult("recorded" if state == "recorded" else "busy", row_mid, row_fp)
 
-    def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
-        with self.transaction() as conn:
-            row = conn.execute(
-                f"SELECT state, owner, message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?",
-                (session_id, bytes.fromhex(digest)),
-            ).fetchone()
-            if row is not None and row[0] == "recorded":
-                return RecordResult(False, row[2])
-            if row is None or row[1] != owner:
-                return RecordResult(False, None)
-            if write is not None:
-                write(conn, message_id)
-            conn.execute(
-                f"UPDATE {TABLE} SET state = 'recorded', owner = NULL, lease_until = NULL, message_id = ? "
-                "WHERE session_id = ? AND key_digest = ?",
-                (message_id, session_id, bytes.fromhex(digest)),
-            )
-            return RecordResult(True, message_id)
-
     def release(self, session_id: str, digest: str, owner: str) -> None:
         with self.transaction() as conn:
             conn.execute(
@@ -165,25 +149,6 @@ class SQLiteStore:
                 ).rowcount
             )
 
-    def lookup(self, session_id: str, digest: str) -> str | None:
-        row = (
-            self.connection()
-            .execute(
-                f"SELECT message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?",
-                (session_id, bytes.fromhex(digest)),
-            )
-            .fetchone()
-        )
-        return row[0] if row else None
-
     def forget_session(self, session_id: str) -> None:
         with self.transaction() as conn:
             conn.execute(f"DELETE FROM {TABLE} WHERE session_id = ?", (session_id,))
-
-    def close(self) -> None:
-        """Close every connection this store opened, in any thread."""
-        with self._all_lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
