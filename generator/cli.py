@@ -53,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
     from . import cache
+    from .pipeline import read_spec
 
-    if command == "generate" and not force and cache.is_fresh(root, spec_dir):
+    snapshot = read_spec(spec_dir, root)  # the only time this run reads the spec
+    if command == "generate" and not force and cache.is_fresh(root, snapshot):
         print("generate: up to date (nothing changed since the last run)")
         return EXIT_OK
 
@@ -64,7 +66,7 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
     from .render import render_all
 
     try:
-        spec = load_spec(spec_dir, root)
+        spec = load_spec(spec_dir, root, snapshot)
     except SpecError as exc:
         sys.stderr.write(exc.report())
         return EXIT_ERROR
@@ -82,7 +84,7 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
         print("fix: run `make generate` and commit the result", file=sys.stderr)
         return EXIT_DRIFT
     changed = writer.write(root, files)
-    cache.save(root, spec_dir, files)
+    cache.save(root, snapshot, files)
     summary = ", ".join(changed) if changed else "no file changed"
     print(f"generate: {len(files)} files from {len(spec.methods)} entries ({summary})")
     return EXIT_OK

@@ -1,22 +1,24 @@
-"""Stage 2c: the keyed-prompt conformance traces in spec/conformance/*.yaml, checked against the model.
+"""The meaning check of spec/conformance/*.yaml: the keyed-prompt conformance traces.
 
-A spec that lacks the methods the traces drive (a small fixture spec, say) gets no traces. Every problem is a
-file:line:col diagnostic: unknown step kinds and fields, methods the spec does not have, answers expected to
-requests not sent. The checked document is carried in the model (`Spec.traces_json`) for the renderer.
+The meta-schema (spec/meta/conformance.schema.json) has already checked each file's shape: the fields of a trace
+and their types. What is checked here needs more than one value at a time: the step vocabulary the runner knows,
+the fields each step kind needs, methods the spec does not have, answers expected to requests not sent, repeated
+trace ids, and the bounds of `{$repeat, times}`. A spec that lacks the methods the traces drive (a small fixture
+spec, say) gets no traces. The checked document is carried in the model (`Spec.traces_json`) for the renderer.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic, SpecError
-from .loader import DataPath, Document, load_document
-from .model import Spec, canonical_json
+from .diagnostics import Diagnostic
+from .loader import DataPath, Document
+from .model import canonical_json
 
-CONFORMANCE_DIR = "conformance"
+if TYPE_CHECKING:
+    from .semantics import Checker
 
-# Each step is a mapping with one of these keys; the value's required fields follow.
+# Each step is a mapping with one of these keys; the value's required fields follow. The runner implements them.
 STEP_FIELDS: dict[str, tuple[str, ...]] = {
     "connect": (),
     "disconnect": (),
@@ -35,49 +37,43 @@ ORIGINS = ("proposal", "added")
 REQUIRED_METHODS = ("initialize", "session/new", "session/resume", "session/prompt")
 # Methods the runner sends that are not protocol methods: the test hook (extensions start with `_`).
 HOOK_METHODS = ("_conformance/release",)
+REPEAT, TIMES = "$repeat", "times"
+MAX_REPEATED_CHARS = 65_536  # a `$repeat` builds an over-long key or text, not a memory test
 
 
-def load_traces(spec_dir: Path, root: Path, spec: Spec) -> str | None:
-    """The checked traces of `spec_dir/conformance/` as canonical JSON, or None when there are none to run."""
-    files = sorted((spec_dir / CONFORMANCE_DIR).glob("*.yaml"))
-    if not files or not drives_keyed_prompts(spec):
-        return None
-    return canonical_json(traces_document(files, spec, root))
+def check(checker: Checker) -> None:
+    """The conformance kind's meaning check: sets `checker.traces_json` when the traces are sound."""
+    docs = checker.docs.get("conformance", [])
+    if not docs or not drives_keyed_prompts([d.data for d in checker.method_docs]):
+        return
+    methods = {d.data["method"] for d in checker.method_docs}
+    document, problems = traces_document(docs, methods)
+    checker.diagnostics.extend(problems)
+    if not problems:
+        checker.traces_json = canonical_json(document)
 
 
-def drives_keyed_prompts(spec: Spec) -> bool:
-    """Whether the spec has what every trace relies on: a session lifecycle and a keyed `session/prompt`.
-
-    A spec without them (a small fixture spec, say) gets no traces rather than traces it cannot run.
-    """
-    by_name = {(m.name, m.kind): m for m in spec.methods}
+def drives_keyed_prompts(entries: list[dict[str, Any]]) -> bool:
+    """Whether the method entries include what every trace relies on: a session lifecycle and a keyed prompt."""
+    by_name = {(e["method"], e["kind"]): e for e in entries}
     prompt = by_name.get(("session/prompt", "request"))
     return (
         prompt is not None
-        and prompt.key_param is not None
+        and prompt["retry"].get("keyParam") is not None
         and all((name, "request") in by_name for name in REQUIRED_METHODS)
     )
 
 
-def traces_document(files: list[Path], spec: Spec, root: Path) -> dict[str, Any]:
-    """Every trace of every file, checked and with generated values expanded. Raises SpecError on problems."""
+def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Every trace of every (structurally valid) file, checked, with `$repeat` values expanded; and the problems."""
     diagnostics: list[Diagnostic] = []
-    methods = {m.name for m in spec.methods}
     out: dict[str, Any] = {"description": "", "hooks": {}, "stepKinds": {}, "traces": []}
     seen: set[str] = set()
-    first: Document | None = None
-    for path in files:
-        doc = load_document(path, root, diagnostics)
-        if doc is None:
-            continue
-        first = first or doc
-        data = doc.data if isinstance(doc.data, dict) else {}
-        if not isinstance(data.get("traces"), list):
-            diagnostics.append(Diagnostic(doc.locate(()), "traces-missing", "a conformance file needs a `traces` list"))
-            continue
-        out["description"] = " ".join(filter(None, [out["description"], str(data.get("description", ""))]))
-        out["hooks"].update(data.get("hooks") or {})
-        kinds = data.get("stepKinds") or {}
+    for doc in docs:
+        data = doc.data
+        out["description"] = " ".join(filter(None, [out["description"], data.get("description", "")]))
+        out["hooks"].update(data.get("hooks", {}))
+        kinds = data.get("stepKinds", {})
         for name in kinds:
             if name not in STEP_FIELDS:
                 diagnostics.append(
@@ -93,38 +89,25 @@ def traces_document(files: list[Path], spec: Spec, root: Path) -> dict[str, Any]
             seen.add(checked["id"])
             out["traces"].append(checked)
     undocumented = sorted(set(STEP_FIELDS) - set(out["stepKinds"]))
-    if undocumented and first is not None:
+    if undocumented:
         message = f"`stepKinds` does not describe: {', '.join(undocumented)}"
-        diagnostics.append(Diagnostic(first.locate(()), "step-undocumented", message))
-    if diagnostics:
-        raise SpecError(diagnostics)
-    return out
+        diagnostics.append(Diagnostic(docs[0].locate(()), "step-undocumented", message))
+    return out, diagnostics
 
 
 def _check_trace(
-    doc: Document, where: DataPath, trace: Any, methods: set[str], diagnostics: list[Diagnostic]
+    doc: Document, where: DataPath, trace: dict[str, Any], methods: set[str], diagnostics: list[Diagnostic]
 ) -> dict[str, Any] | None:
+    before = len(diagnostics)
+
     def problem(path: DataPath, code: str, message: str) -> None:
         diagnostics.append(Diagnostic(doc.locate((*where, *path)), code, message))
 
-    if not isinstance(trace, dict):
-        problem((), "trace-shape", "a trace is a mapping")
-        return None
-    for name in TRACE_FIELDS:
-        if name not in trace:
-            problem((), "trace-field", f"a trace needs `{name}`")
-    for name in trace:
-        if name not in TRACE_FIELDS:
-            problem((name,), "trace-field", f"unknown trace field `{name}`")
-    if trace.get("origin") not in ORIGINS:
+    if trace["origin"] not in ORIGINS:
         problem(("origin",), "trace-origin", f"origin must be one of {', '.join(ORIGINS)}")
-    steps = trace.get("steps")
-    if not isinstance(steps, list) or not steps:
-        problem(("steps",), "trace-steps", "a trace needs a non-empty list of steps")
-        return None
     requests: set[str] = set()
-    for j, step in enumerate(steps):
-        if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in STEP_FIELDS:
+    for j, step in enumerate(trace["steps"]):
+        if len(step) != 1 or next(iter(step)) not in STEP_FIELDS:
             problem(("steps", j), "step-kind", f"a step is one of: {', '.join(STEP_FIELDS)}")
             continue
         kind, body = next(iter(step.items()))
@@ -139,22 +122,45 @@ def _check_trace(
             if name not in body:
                 problem(("steps", j, kind), "step-field", f"`{kind}` needs `{name}`")
         method = body.get("method")
-        if kind in ("send", "notify") and method not in methods and method not in HOOK_METHODS:
-            problem(("steps", j, kind, "method"), "unknown-method", f"`{method}` is not a method of the spec")
+        if kind in ("send", "notify"):
+            if not isinstance(method, str):
+                problem(("steps", j, kind, "method"), "step-field", "`method` is a method name (a string)")
+            elif method not in methods and method not in HOOK_METHODS:
+                problem(("steps", j, kind, "method"), "unknown-method", f"`{method}` is not a method of the spec")
         if kind == "send":
             requests.add(str(body.get("as")))
-        if kind == "expect" and body.get("request") not in requests:
+        if kind == "expect" and str(body.get("request")) not in requests:
             problem(("steps", j, kind, "request"), "unknown-request", "expects an answer to a request not sent yet")
-    if any(d.location.file == doc.display for d in diagnostics):
+        _check_repeats(body, ("steps", j, kind), problem)
+    if len(diagnostics) > before:
         return None
     return {name: _expand(trace[name]) for name in TRACE_FIELDS}
+
+
+def _check_repeats(value: Any, path: DataPath, problem: Any) -> None:
+    """Every `{$repeat: TEXT, times: N}` must be exactly that, with a bounded result."""
+    if isinstance(value, dict):
+        if REPEAT in value:
+            text, times = value.get(REPEAT), value.get(TIMES)
+            if set(value) != {REPEAT, TIMES} or not isinstance(text, str):
+                problem(path, "bad-repeat", "a repeat is exactly {$repeat: TEXT, times: N}")
+            elif not isinstance(times, int) or isinstance(times, bool) or times < 0:
+                problem((*path, TIMES), "bad-repeat", "`times` is a whole number, 0 or more")
+            elif len(text) * times > MAX_REPEATED_CHARS:
+                problem((*path, TIMES), "bad-repeat", f"the repeat expands beyond {MAX_REPEATED_CHARS} characters")
+            return
+        for key, item in value.items():
+            _check_repeats(item, (*path, key), problem)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_repeats(item, (*path, i), problem)
 
 
 def _expand(value: Any) -> Any:
     """Expand `{$repeat: TEXT, times: N}` into the literal string, so that runners need no generator."""
     if isinstance(value, dict):
-        if set(value) == {"$repeat", "times"}:
-            return str(value["$repeat"]) * int(value["times"])
+        if set(value) == {REPEAT, TIMES}:
+            return value[REPEAT] * value[TIMES]
         return {k: _expand(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_expand(v) for v in value]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import codes
+
 
 @dataclass(frozen=True, order=True)
 class Location:
@@ -27,6 +29,11 @@ class Diagnostic:
     code: str
     message: str
     severity: str = field(default="error", compare=False)
+
+    def __post_init__(self) -> None:
+        # An unregistered code is a bug in the generator, not in the spec: fail loudly where it is made.
+        if not codes.is_registered(self.code):
+            raise ValueError(f"diagnostic code {self.code!r} is not registered in generator/codes.py")
 
     def format(self) -> str:
         """Render as `file:line:col: error[code]: message (at path)`."""

@@ -1,26 +1,42 @@
-"""Stage 1: read spec YAML into plain data, remembering where every key and value came from.
+"""Stage 1: turn the bytes of one spec file into plain JSON-like data, remembering where every key and value came from.
 
-PyYAML's composer gives nodes with marks; we build the data ourselves from those nodes so that each
-JSON-style path (a tuple of keys and indexes) maps to a line and column, and so that duplicate keys, which
-PyYAML silently accepts, become diagnostics.
+We build the data ourselves from PyYAML's event stream rather than from its composed node tree, with an explicit
+stack instead of recursion. That gives each JSON-style path (a tuple of keys and indexes) a line and column, and it
+lets us refuse, each with a diagnostic of its own and without a traceback:
+
+- duplicate keys (PyYAML silently keeps the last), merge keys, tags and complex keys;
+- nesting deeper than `MAX_DEPTH` (deep recursion later would crash the checks and the renderers);
+- aliases that refer to the collection they sit in, or that expand to more than `MAX_ALIAS_VALUES` values;
+- values JSON cannot hold: dates and times, binary, NaN and infinities, integers beyond 64 bits, lone surrogates.
 """
 
 from __future__ import annotations
 
+import copy
+import datetime
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .diagnostics import Diagnostic, Location, display_path
+from .diagnostics import Diagnostic, Location
 
-try:  # the C loader is several times faster and gives the same marks
+try:  # the C parser is several times faster and gives the same marks
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 DataPath = tuple[str | int, ...]
+
+# Limits. The real spec nests about 15 levels and uses a few small anchors; these leave ample room.
+MAX_DEPTH = 64
+MAX_ALIAS_VALUES = 100_000
+MAX_INTEGER = 2**63  # JSON parsers commonly hold integers in 64 bits (or fewer); beyond that values change
+_MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
+_SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 @dataclass
@@ -57,57 +73,236 @@ def format_path(path: DataPath) -> str:
     return out
 
 
+class _Abort(Exception):
+    """Stops building a document after a problem that leaves nothing sensible to check (a limit, a cycle)."""
+
+
+@dataclass
+class _Frame:
+    """An open mapping or sequence while its events arrive."""
+
+    value: dict[str, Any] | list[Any]
+    path: DataPath
+    anchor: str | None
+    size: int = 1
+    height: int = 1
+    key: str | None = None  # a mapping's key whose value is awaited
+    key_mark: Any = None
+    discard_next: bool = False  # the awaited value belongs to a rejected key
+    awaiting_key: bool = True
+    discard: bool = False  # built only to be thrown away (the value of a rejected key)
+
+
 class _Builder:
-    """Turns a composed node tree into Python data, recording marks and duplicate keys."""
+    """Builds data from parser events, recording marks, with the limits above."""
 
     def __init__(self, doc: Document, diagnostics: list[Diagnostic]) -> None:
         self.doc = doc
         self.diagnostics = diagnostics
+        self.resolver = yaml.resolver.Resolver()
         self.constructor = yaml.constructor.SafeConstructor()
+        self.stack: list[_Frame] = []
+        # anchor -> (value, size, height); None while its collection is still open
+        self.anchors: dict[str, tuple[Any, int, int] | None] = {}
+        self.expanded = 0
+        self.root: Any = None
+        self.documents = 0
 
-    def build(self, node: yaml.Node, path: DataPath) -> Any:
-        self.doc.values[path] = (node.start_mark.line, node.start_mark.column)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.constructor.construct_object(node, deep=True)
+    def error(self, mark: Any, code: str, message: str) -> None:
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        self.diagnostics.append(Diagnostic(Location(self.doc.display, line, col), code, message))
 
-    def _mapping(self, node: yaml.MappingNode, path: DataPath) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                self._error(key_node, "unsupported-yaml", "merge keys (<<) are not allowed in spec files")
-                continue
-            key = self.constructor.construct_object(key_node, deep=True)
-            if not isinstance(key, str):
-                key = str(key)
-            if key in result:
-                first_line = self.doc.keys[(*path, key)][0] + 1
-                self._error(
-                    key_node, "duplicate-key", f"key {key!r} appears twice in one mapping (first on line {first_line})"
-                )
-                continue
-            self.doc.keys[(*path, key)] = (key_node.start_mark.line, key_node.start_mark.column)
-            result[key] = self.build(value_node, (*path, key))
-        return result
+    def feed(self, event: yaml.Event) -> None:
+        if isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                self.error(event.start_mark, "unsupported-yaml", "a spec file holds one YAML document, not several")
+                raise _Abort
+        elif isinstance(event, yaml.ScalarEvent):
+            if self._is_key(event):
+                return
+            self._place(self._scalar(event), event, size=1, height=0)
+        elif isinstance(event, yaml.AliasEvent):
+            self._alias(event)
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            self._open(event)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            frame = self.stack.pop()
+            if frame.anchor is not None:
+                self.anchors[frame.anchor] = (frame.value, frame.size, frame.height)
+            self._attach(frame.value, frame.size, frame.height)
 
-    def _error(self, node: yaml.Node, code: str, message: str) -> None:
-        mark = node.start_mark
-        self.diagnostics.append(Diagnostic(Location(self.doc.display, mark.line + 1, mark.column + 1), code, message))
+    # -- where a value goes ----------------------------------------------------------------------------------
+    def _is_key(self, event: yaml.ScalarEvent) -> bool:
+        """Handle `event` as a mapping key when one is awaited; returns whether it was one."""
+        top = self.stack[-1] if self.stack else None
+        if top is None or not isinstance(top.value, dict) or not top.awaiting_key:
+            return False
+        top.awaiting_key = False
+        key = event.value  # keys are the text as written: JSON keys are strings
+        path = (*top.path, key)
+        tag = event.tag if event.tag not in (None, "!") else self.resolver.resolve(yaml.ScalarNode, key, event.implicit)
+        if tag == _MERGE_TAG:
+            self.error(event.start_mark, "unsupported-yaml", "merge keys (<<) are not allowed in spec files")
+            top.discard_next = True
+        elif key in top.value:
+            first_line = self.doc.keys[path][0] + 1
+            self.error(
+                event.start_mark,
+                "duplicate-key",
+                f"key {key!r} appears twice in one mapping (first on line {first_line})",
+            )
+            top.discard_next = True
+        else:
+            top.key = key
+            self.doc.keys[path] = (event.start_mark.line, event.start_mark.column)
+        return True
+
+    def _child_path(self) -> DataPath | None:
+        """The path of the next value, or None when it is to be thrown away."""
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if top.discard:
+            return None
+        if isinstance(top.value, list):
+            return (*top.path, len(top.value))
+        if top.awaiting_key:
+            return None  # a collection or alias as a key: reported by the caller
+        if top.discard_next:
+            return None
+        return (*top.path, top.key)  # type: ignore[arg-type]
+
+    def _place(self, value: Any, event: yaml.NodeEvent, *, size: int, height: int) -> None:
+        path = self._child_path()
+        if path is not None:
+            self.doc.values[path] = (event.start_mark.line, event.start_mark.column)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None and not isinstance(event, yaml.AliasEvent):
+            self.anchors[anchor] = (value, size, height)
+        self._attach(value, size, height)
+
+    def _attach(self, value: Any, size: int, height: int) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        top = self.stack[-1]
+        top.size += size
+        top.height = max(top.height, height + 1)
+        if isinstance(top.value, list):
+            top.value.append(value)
+            return
+        if not top.discard_next:
+            top.value[top.key] = value  # type: ignore[index]
+        top.discard_next = False
+        top.key = None
+        top.awaiting_key = True
+
+    def _complex_key(self, event: yaml.NodeEvent) -> bool:
+        top = self.stack[-1] if self.stack else None
+        if top is not None and isinstance(top.value, dict) and top.awaiting_key:
+            self.error(event.start_mark, "unsupported-yaml", "a mapping key must be a plain string")
+            raise _Abort
+        return False
+
+    # -- collections and aliases -----------------------------------------------------------------------------
+    def _open(self, event: yaml.CollectionStartEvent) -> None:
+        self._complex_key(event)
+        is_map = isinstance(event, yaml.MappingStartEvent)
+        if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+            self.error(event.start_mark, "unsupported-yaml", f"the tag {event.tag} is not allowed in spec files")
+            raise _Abort
+        if len(self.stack) >= MAX_DEPTH:
+            self.error(event.start_mark, "too-deep", f"values are nested more than {MAX_DEPTH} levels deep")
+            raise _Abort
+        path = self._child_path()
+        discard = path is None
+        if path is not None:
+            self.doc.values[path] = (event.start_mark.line, event.start_mark.column)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = None  # open: an alias to it now would be a cycle
+        self.stack.append(_Frame({} if is_map else [], path or (), event.anchor, discard=discard))
+
+    def _alias(self, event: yaml.AliasEvent) -> None:
+        self._complex_key(event)
+        if event.anchor not in self.anchors:
+            self.error(event.start_mark, "yaml-syntax", f"the alias *{event.anchor} has no anchor before it")
+            raise _Abort
+        found = self.anchors[event.anchor]
+        if found is None:
+            self.error(event.start_mark, "alias-cycle", f"the alias *{event.anchor} refers to a value that contains it")
+            raise _Abort
+        value, size, height = found
+        self.expanded += size
+        if self.expanded > MAX_ALIAS_VALUES:
+            self.error(
+                event.start_mark,
+                "alias-expansion",
+                f"aliases expand to more than {MAX_ALIAS_VALUES} values (an alias bomb?)",
+            )
+            raise _Abort
+        if len(self.stack) + height > MAX_DEPTH:
+            self.error(event.start_mark, "too-deep", f"values are nested more than {MAX_DEPTH} levels deep")
+            raise _Abort
+        self._place(copy.deepcopy(value), event, size=size, height=height)
+
+    # -- scalars ---------------------------------------------------------------------------------------------
+    def _scalar(self, event: yaml.ScalarEvent) -> Any:
+        tag = event.tag
+        if tag in (None, "!"):
+            tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except (yaml.constructor.ConstructorError, ValueError, OverflowError) as exc:
+            if tag == "tag:yaml.org,2002:int":  # Python refuses to read integers of thousands of digits
+                reason = _not_json(MAX_INTEGER)
+            else:
+                reason = "cannot be read: " + (getattr(exc, "problem", None) or str(exc).splitlines()[0])
+            self.error(event.start_mark, "invalid-value", f"{event.value[:40]!r} {reason}")
+            return None
+        finally:
+            self.constructor.constructed_objects.clear()
+        problem = _not_json(value)
+        if problem:
+            self.error(event.start_mark, "invalid-value", f"{event.value[:40]!r} {problem}")
+            return None
+        return value
 
 
-def load_document(path: Path, root: Path, diagnostics: list[Diagnostic]) -> Document | None:
-    """Load one YAML file. Problems go to `diagnostics`; returns None when the file cannot be parsed at all."""
-    display = display_path(path, root)
+def _not_json(value: Any) -> str | None:
+    """Why a constructed scalar cannot be a JSON value, or None when it can."""
+    if isinstance(value, datetime.date | datetime.datetime):
+        return "is a date or time, which JSON cannot hold; quote it to make it a string"
+    if isinstance(value, bytes):
+        return "is binary data, which JSON cannot hold"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "is not a finite number, which JSON cannot hold"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INTEGER:
+        return f"is an integer too large for JSON readers (beyond ±2^{MAX_INTEGER.bit_length() - 1})"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds a lone surrogate, which is not valid Unicode"
+    return None
+
+
+def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diagnostic]) -> Document | None:
+    """Parse the bytes of one spec file. Problems go to `diagnostics`; returns None when nothing usable is left."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         diagnostics.append(Diagnostic(Location(display), "not-utf8", f"the file is not valid UTF-8 ({exc.reason})"))
         return None
     doc = Document(path=path, display=display, data=None)
+    builder = _Builder(doc, diagnostics)
+    before = len(diagnostics)
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        for event in yaml.parse(text, Loader=_Loader):
+            builder.feed(event)
+    except _Abort:
+        return None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -117,14 +312,14 @@ def load_document(path: Path, root: Path, diagnostics: list[Diagnostic]) -> Docu
     except yaml.YAMLError as exc:  # e.g. a reader error on a control character
         diagnostics.append(Diagnostic(Location(display), "yaml-syntax", str(exc).splitlines()[0]))
         return None
-    if node is None:
+    if builder.documents == 0:
         diagnostics.append(Diagnostic(Location(display), "empty-file", "the file is empty"))
         return None
-    try:
-        doc.data = _Builder(doc, diagnostics).build(node, ())
-    except yaml.constructor.ConstructorError as exc:
-        mark = exc.problem_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        diagnostics.append(Diagnostic(Location(display, line, col), "yaml-syntax", exc.problem or "invalid value"))
-        return None
-    return doc
+    doc.data = builder.root
+    # A file with a value JSON cannot hold is reported and not checked further (its data has holes).
+    return doc if len(diagnostics) == before or _only_keys(diagnostics[before:]) else None
+
+
+def _only_keys(found: list[Diagnostic]) -> bool:
+    """Duplicate and merge keys leave the rest of the data sound, so its checks still run."""
+    return all(d.code in ("duplicate-key", "unsupported-yaml") for d in found)

@@ -172,6 +172,8 @@ class Spec:
     methods: tuple[Method, ...]
     types: tuple[TypeDef, ...]
     traces_json: str | None = None  # the checked conformance traces (spec/conformance/), when the spec has them
+    # spec/upstream-differences.yaml: (difference line, reason) pairs the audit accepts
+    upstream_differences: tuple[tuple[str, str], ...] = ()
 
     def retry_class(self, name: str) -> RetryClass:
         return self._classes_by_name[name]

@@ -1,74 +1,87 @@
-"""Load, validate and model a spec directory: the front half of the pipeline, with all errors collected."""
+"""Load, validate and model a spec directory: the front half of the pipeline, with all errors collected.
+
+One loop serves every kind of spec file (generator/kinds.py): read the bytes once, parse them, check each file
+against its kind's meta-schema, then run the kinds' meaning checks in order and the name check across them. Every
+problem of every file joins one report; the model is built only from a spec with none.
+"""
 
 from __future__ import annotations
 
-import dataclasses
+import json
 from pathlib import Path
 
-from .conformance import load_traces
-from .diagnostics import Diagnostic, Location, SpecError, display_path
-from .loader import Document, load_document
+from . import identifiers, semantics
+from .diagnostics import Diagnostic, Location, SpecError
+from .kinds import KINDS, META_DIR, SpecKind
+from .loader import Document, parse_document
 from .model import Spec
-from .semantics import check_and_build
-from .structure import check_structure
-
-CLASSES_FILE = "retry-classes.yaml"
-META_DIR = "meta"
+from .specfiles import Snapshot, take_snapshot
+from .structure import MetaSchema, check_structure, load_meta_schema
 
 
-def spec_files(spec_dir: Path) -> list[Path]:
-    """Every file under the spec directory, in a fixed order (the inputs of a generation)."""
-    return sorted(p for p in spec_dir.rglob("*") if p.is_file())
+def spec_patterns() -> list[str]:
+    """The globs of every file a generation reads: the meta-schemas and each kind's files."""
+    return [f"{META_DIR}/{kind.meta}" for kind in KINDS] + [kind.pattern for kind in KINDS]
 
 
-def load_spec(spec_dir: Path, root: Path) -> Spec:
-    """Read and check the spec under `spec_dir`. Raises SpecError with every diagnostic when it is not valid."""
-    diagnostics: list[Diagnostic] = []
-    meta = spec_dir / META_DIR
+def read_spec(spec_dir: Path, root: Path) -> Snapshot:
+    """Read every spec file once (see generator/specfiles.py)."""
+    return take_snapshot(spec_dir, root, spec_patterns())
 
-    def load_all(paths: list[Path], meta_name: str) -> list[Document]:
-        docs = []
-        for path in paths:
-            doc = load_document(path, root, diagnostics)
-            if doc is None:
-                continue
-            problems = check_structure(doc, meta / meta_name)
-            diagnostics.extend(problems)
-            if not problems:
-                docs.append(doc)
-        return docs
 
-    for name in ("method.schema.json", "retry-classes.schema.json", "types.schema.json"):
-        if not (meta / name).is_file():
-            diagnostics.append(
-                Diagnostic(Location(display_path(meta / name, root)), "missing-file", "the meta-schema is missing")
-            )
-    classes_path = spec_dir / CLASSES_FILE
-    if not classes_path.is_file():
-        diagnostics.append(
-            Diagnostic(
-                Location(display_path(classes_path, root)), "missing-file", "the retry-class vocabulary is missing"
-            )
-        )
+def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None) -> Spec:
+    """Check the spec under `spec_dir` (as read into `snapshot`). Raises SpecError with every diagnostic."""
+    snapshot = snapshot or read_spec(spec_dir, root)
+    diagnostics: list[Diagnostic] = list(snapshot.diagnostics)
+    docs: dict[str, list[Document]] = {}
+    for kind in KINDS:
+        docs[kind.name] = _load_kind(kind, snapshot, diagnostics)
+    if not docs["classes"]:
+        raise SpecError(diagnostics)  # every meaning check reads the vocabulary
+    # Meaning checks run even when some files failed their structure check, so that one run shows everything.
+    checker = semantics.Checker(docs)
+    for kind in KINDS:
+        kind.check(checker)
+    identifiers.check(checker)
+    diagnostics.extend(checker.diagnostics)
     if diagnostics:
         raise SpecError(diagnostics)
+    return semantics.build(checker)
 
-    classes = load_all([classes_path], "retry-classes.schema.json")
-    methods = load_all(sorted((spec_dir / "methods").glob("*.yaml")), "method.schema.json")
-    types = load_all(sorted((spec_dir / "types").glob("*.yaml")), "types.schema.json")
-    # Worked examples are optional: a spec without spec/examples/ simply has pages without one.
-    examples = load_all(sorted((spec_dir / "examples").glob("*.yaml")), "example.schema.json")
-    if not methods and not diagnostics:
-        diagnostics.append(
-            Diagnostic(Location(display_path(spec_dir / "methods", root)), "no-methods", "the spec defines no methods")
-        )
-    if not classes:
-        raise SpecError(diagnostics)
-    # Meaning checks run even when some files failed their structure check, so that one run shows
-    # everything; the model is only built from a spec with no diagnostics at all.
-    found, spec = check_and_build(classes[0], methods, types, examples)
-    diagnostics.extend(found)
-    if diagnostics or spec is None:
-        raise SpecError(diagnostics)
-    # Traces are checked against the finished model (every method they send must exist).
-    return dataclasses.replace(spec, traces_json=load_traces(spec_dir, root, spec))
+
+def _load_kind(kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic]) -> list[Document]:
+    """The structurally sound documents of one kind; every problem met goes to `diagnostics`."""
+    rels = snapshot.matching(kind.pattern)
+    if not rels:
+        unread = any(d.location.file.startswith(snapshot.display(kind.folder)) for d in snapshot.diagnostics)
+        if kind.missing and not unread:  # a file that could not be read is reported as such already
+            code, message = kind.missing
+            diagnostics.append(Diagnostic(Location(snapshot.display(kind.folder)), code, message))
+        return []
+    meta = _meta(kind, snapshot, diagnostics)
+    out = []
+    for rel in rels:
+        doc = parse_document(snapshot.spec_dir / rel, snapshot.display(rel), snapshot.files[rel], diagnostics)
+        if doc is None or meta is None:
+            continue
+        problems = check_structure(doc, meta)
+        diagnostics.extend(problems)
+        if not problems:
+            out.append(doc)
+    return out
+
+
+def _meta(kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic]) -> MetaSchema | None:
+    rel = f"{META_DIR}/{kind.meta}"
+    where = Location(snapshot.display(rel))
+    if rel not in snapshot.files:
+        if where.file not in {d.location.file for d in diagnostics}:
+            message = f"the meta-schema of the {kind.name} files is missing"
+            diagnostics.append(Diagnostic(where, "missing-file", message))
+        return None
+    try:
+        return load_meta_schema(snapshot.files[rel])
+    except (ValueError, json.JSONDecodeError) as exc:
+        if where.file not in {d.location.file for d in diagnostics}:
+            diagnostics.append(Diagnostic(where, "invalid-meta-schema", str(exc)))
+        return None

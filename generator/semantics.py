@@ -24,21 +24,21 @@ _META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
 
 
-class _Checker:
-    def __init__(
-        self,
-        classes_doc: Document,
-        method_docs: list[Document],
-        type_docs: list[Document],
-        example_docs: list[Document] | None = None,
-    ) -> None:
-        self.classes_doc = classes_doc
-        self.method_docs = method_docs
-        self.type_docs = type_docs
-        self.example_docs = example_docs or []
+class Checker:
+    """The meaning checks of every spec file kind, sharing what they learn; each check adds diagnostics."""
+
+    def __init__(self, docs: dict[str, list[Document]]) -> None:
+        self.docs = docs
+        self.classes_doc = docs["classes"][0]
+        self.method_docs = docs.get("methods", [])
+        self.type_docs = docs.get("types", [])
+        self.example_docs = docs.get("examples", [])
         self.examples: dict[str, model.Example] = {}
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
+        self.bad_types: set[str] = set()  # types that are not valid JSON Schema: checks that read them skip them
+        self.traces_json: str | None = None  # set by the conformance kind's check
+        self.differences: tuple[tuple[str, str], ...] = ()  # set by the upstream-differences kind's check
 
     def error(self, doc: Document, path: DataPath, code: str, message: str, *, key: bool = False) -> None:
         self.diagnostics.append(Diagnostic(doc.locate(path, key=key), code, message))
@@ -117,7 +117,18 @@ class _Checker:
                     where = ("types", name, *problem.absolute_path)
                     message = f"type {name!r} is not valid JSON Schema 2020-12: {problem.message}"
                     self.error(doc, where, "invalid-type-schema", message)
+                    self.bad_types.add(name)
+                for where in _boolean_subschemas(schema, ("types", name)):
+                    self.error(
+                        doc,
+                        where,
+                        "boolean-subschema",
+                        "write a schema here, not a boolean: {} accepts any value, {not: {}} none",
+                    )
+                    self.bad_types.add(name)
         for name, (doc, schema) in self.types.items():
+            if name in self.bad_types:
+                continue
             for path, ref in _refs(schema, ("types", name)):
                 if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
                     self.error(doc, path, "bad-ref", f"$ref {ref!r} must have the form '{REF_PREFIX}TypeName'")
@@ -125,7 +136,32 @@ class _Checker:
                     self.error(
                         doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
                     )
+        self._check_ref_cycles()
         self._check_retry_class_type()
+
+    def _check_ref_cycles(self) -> None:
+        """Types that are nothing but a $ref, following each other round in a circle, describe no value."""
+        target = {
+            name: ref.removeprefix(REF_PREFIX)
+            for name, (_, schema) in self.types.items()
+            if isinstance(ref := _pure_ref(schema), str) and ref.startswith(REF_PREFIX)
+        }
+        reported: set[str] = set()
+        for start in sorted(target):
+            chain = [start]
+            while chain[-1] in target and target[chain[-1]] not in chain:
+                chain.append(target[chain[-1]])
+            if chain[-1] not in target or target[chain[-1]] != start or start in reported:
+                continue
+            reported.update(chain)
+            self.bad_types.update(chain)
+            doc = self.types[start][0]
+            self.error(
+                doc,
+                ("types", start, "$ref"),
+                "ref-cycle",
+                f"type {start!r} is only a $ref, and the refs go round: {' -> '.join([*chain, start])}",
+            )
 
     def _check_retry_class_type(self) -> None:
         if RETRY_CLASS_TYPE not in self.types:
@@ -205,15 +241,17 @@ class _Checker:
             return
         if params not in self.types:
             return  # reported as unknown-type by _check_types_named
+        if params in self.bad_types:
+            return  # reported with the type
         schema = self.types[params][1]
         prop = schema.get("properties", {}).get(key_param)
-        if prop is None:
+        if not isinstance(prop, dict):
             self.error(
                 doc, ("retry", "keyParam"), "bad-key-param", f"params type {params!r} has no property {key_param!r}"
             )
             return
         problems = []
-        if key_param in schema.get("required", []):
+        if key_param in schema.get("required", ()):
             problems.append("it is required")
         if not _is_nullable_key(prop):
             problems.append(f"its schema is not anyOf [$ref {REF_PREFIX}{IDEMPOTENCY_KEY_TYPE}, type: null]")
@@ -276,7 +314,8 @@ class _Checker:
 
     # -- spec/examples --------------------------------------------------------------------------------
     def check_examples(self) -> None:
-        schemas = {name: schema for name, (_, schema) in self.types.items()}
+        # Only sound types: validating an example against a broken or circular schema would say nothing useful.
+        schemas = {name: schema for name, (_, schema) in self.types.items() if name not in self.bad_types}
         self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
 
     # -- the model ------------------------------------------------------------------------------------
@@ -351,6 +390,42 @@ def _is_nullable_key(prop: dict[str, Any]) -> bool:
     return len(options) == 2 and REF_PREFIX + IDEMPOTENCY_KEY_TYPE in refs and len(nulls) == 1
 
 
+# Keywords whose value is one schema, a list of schemas, or a mapping of names to schemas. Booleans stay allowed
+# where they are idiomatic and every output understands them (additionalProperties: false, say).
+_SCHEMA_KEYWORDS = ("items", "contains", "not", "if", "then", "else", "propertyNames", "additionalItems")
+_SCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_ANNOTATIONS = frozenset({"description", "title", "$comment", "examples", "default", "deprecated"})
+
+
+def _boolean_subschemas(schema: Any, path: DataPath) -> Iterator[DataPath]:
+    """Paths where a boolean stands in for a schema that the outputs need to describe."""
+    if not isinstance(schema, dict):
+        return
+    children: list[tuple[DataPath, Any]] = []
+    for key in _SCHEMA_KEYWORDS:
+        if key in schema:
+            children.append(((*path, key), schema[key]))
+    for key in _SCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            children.extend(((*path, key, i), sub) for i, sub in enumerate(schema[key]))
+    for key in _SCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            children.extend(((*path, key, name), sub) for name, sub in schema[key].items())
+    for where, sub in children:
+        if isinstance(sub, bool):
+            yield where
+        else:
+            yield from _boolean_subschemas(sub, where)
+
+
+def _pure_ref(schema: Any) -> Any:
+    """The $ref of a schema that is nothing else (annotations aside), or None."""
+    if isinstance(schema, dict) and set(schema) - _ANNOTATIONS == {"$ref"}:
+        return schema["$ref"]
+    return None
+
+
 def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, Any]]:
     """Every `$ref` in a schema, with its data path."""
     if isinstance(value, dict):
@@ -364,18 +439,8 @@ def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, Any]]:
             yield from _refs(item, (*path, i))
 
 
-def check_and_build(
-    classes_doc: Document,
-    method_docs: list[Document],
-    type_docs: list[Document],
-    example_docs: list[Document] | None = None,
-) -> tuple[list[Diagnostic], model.Spec | None]:
-    """Run every meaning check; return the diagnostics, and the model when there are none."""
-    checker = _Checker(classes_doc, method_docs, type_docs, example_docs)
-    checker.check_classes()
-    checker.check_types()
-    checker.check_methods()
-    checker.check_examples()
-    if checker.diagnostics:
-        return checker.diagnostics, None
-    return [], checker.build()
+def build(checker: Checker) -> model.Spec:
+    """The frozen model, from a checker whose checks all ran without a diagnostic."""
+    return dataclasses.replace(
+        checker.build(), traces_json=checker.traces_json, upstream_differences=checker.differences
+    )

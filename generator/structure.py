@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import SchemaError, ValidationError
 
 from .diagnostics import Diagnostic
 from .loader import Document
@@ -28,15 +27,27 @@ _CODES = {
 }
 
 
+MetaSchema = Draft202012Validator
+
+
 @cache
-def _validator(meta_path: Path) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(meta_path.read_text(encoding="utf-8")))
+def load_meta_schema(data: bytes) -> MetaSchema:
+    """A validator for the meta-schema in `data`; ValueError when it is not JSON or not valid JSON Schema."""
+    try:
+        schema = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"the meta-schema is not valid JSON: {exc}") from None
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"the meta-schema is not valid JSON Schema 2020-12: {exc.message}") from None
+    return Draft202012Validator(schema)
 
 
-def check_structure(doc: Document, meta_path: Path) -> list[Diagnostic]:
-    """Every way `doc` departs from the meta-schema at `meta_path`."""
+def check_structure(doc: Document, meta: MetaSchema) -> list[Diagnostic]:
+    """Every way `doc` departs from the meta-schema `meta`."""
     out: list[Diagnostic] = []
-    for error in _validator(meta_path).iter_errors(doc.data):
+    for error in meta.iter_errors(doc.data):
         out.extend(_diagnose(doc, error))
     return out
 

@@ -1,0 +1,32 @@
+"""The meaning check of spec/upstream-differences.yaml: the deliberate differences the audit accepts.
+
+The meta-schema checks the shape; here each listed line must appear once, and the list reaches the model
+(`Spec.upstream_differences`), where `python -m generator audit` reads it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .semantics import Checker
+
+
+def check(checker: Checker) -> None:
+    """Report a difference listed twice; hand the list to the model."""
+    found: list[tuple[str, str]] = []
+    for doc in checker.docs.get("upstream-differences", []):
+        first: dict[str, int] = {}
+        for i, item in enumerate(doc.data["differences"]):
+            line = item["difference"].strip()
+            if line in first:
+                checker.error(
+                    doc,
+                    ("differences", i, "difference"),
+                    "duplicate-difference",
+                    f"this difference is already listed at index {first[line]}",
+                )
+                continue
+            first[line] = i
+            found.append((line, item["reason"].strip()))
+    checker.differences = tuple(found)
