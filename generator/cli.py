@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception:  # a bug in the generator, not in the spec: say so, keep the details short
+        # Writing is the last step and reports its own failures (writer.WriteError), so nothing was written here.
         print("internal error in the generator (nothing was written):", file=sys.stderr)
         print("".join(traceback.format_exc(limit=-3)).rstrip(), file=sys.stderr)
         return EXIT_ERROR
@@ -83,7 +84,12 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
         print(drift.report(), file=sys.stderr)
         print("fix: run `make generate` and commit the result", file=sys.stderr)
         return EXIT_DRIFT
-    changed = writer.write(root, files)
+    try:
+        changed = writer.write(root, files)
+    except writer.WriteError as exc:
+        print(f"generate: {exc}", file=sys.stderr)
+        print("fix the cause and run `make generate` again; it finishes what this run started", file=sys.stderr)
+        return EXIT_ERROR
     cache.save(root, snapshot, files)
     summary = ", ".join(changed) if changed else "no file changed"
     print(f"generate: {len(files)} files from {len(spec.methods)} entries ({summary})")

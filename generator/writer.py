@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,23 +74,80 @@ def compare(root: Path, files: dict[str, str]) -> Drift:
     return drift
 
 
+class WriteError(Exception):
+    """Writing stopped part way: says which roots were replaced before the failure and which one failed."""
+
+    def __init__(self, replaced: list[str], failed: str, reason: str) -> None:
+        self.replaced = replaced
+        self.failed = failed
+        self.reason = reason
+        done = ", ".join(f"{r}/" for r in replaced) if replaced else "none"
+        super().__init__(f"could not replace {failed}/ ({reason}); roots replaced before that: {done}")
+
+
 def write(root: Path, files: dict[str, str]) -> list[str]:
-    """Make the managed roots hold exactly `files`. Returns the roots that changed.
+    """Make the managed roots hold exactly `files`. Returns the roots that changed; WriteError if one fails.
 
     Each root is built complete in a temporary sibling directory and then swapped in with two renames, so a
-    reader (or a crash) sees the old tree or the new one, never a half-written mix. Roots whose content is
-    already right are left alone, so their timestamps do not move.
+    reader sees the old tree or the new one, never a half-written mix. A run killed between the two renames
+    leaves the old tree aside; `recover` (run first, by every write) puts it back and removes what interrupted
+    runs left. Roots whose content is already right are left alone, so their timestamps do not move.
     """
     by_root: dict[str, dict[str, str]] = {r: {} for r in MANAGED_ROOTS}
     for rel, text in files.items():
         by_root[managed_root(rel)][rel] = text
-    changed_roots = []
+    changed_roots: list[str] = []
     for managed, subset in by_root.items():
-        if not compare_root(root, managed, subset):
-            continue
-        _swap_in(root, managed, subset)
+        try:
+            recover(root, managed)
+            if not compare_root(root, managed, subset):
+                continue
+            _swap_in(root, managed, subset)
+        except OSError as exc:
+            raise WriteError(changed_roots, managed, exc.strerror or str(exc)) from None
         changed_roots.append(managed)
     return changed_roots
+
+
+def leftovers(root: Path, managed: str) -> list[Path]:
+    """Staging and retired trees of `managed` that some run left behind (theirs or ours), oldest name first."""
+    target = root / managed
+    if not target.parent.is_dir():
+        return []
+    return sorted(p for p in target.parent.iterdir() if _LEFTOVER.match(p.name) and p.name.split(".")[1] == target.name)
+
+
+_LEFTOVER = re.compile(r"^\.[^.]+\.(old|new)-(\d+)$")
+
+
+def recover(root: Path, managed: str) -> None:
+    """Undo an interrupted swap of `managed` and remove the leftovers of runs that are no longer running.
+
+    A missing root next to a retired tree means a run died between its two renames: the retired tree is the
+    complete old content, so it goes back (the run that follows writes the new one). Trees of a live process
+    (another generate running now) are not touched.
+    """
+    target = root / managed
+    for path in leftovers(root, managed):
+        match = _LEFTOVER.match(path.name)
+        assert match is not None  # leftovers() only lists matching names
+        state, pid = match.group(1), int(match.group(2))
+        if pid != os.getpid() and _alive(pid):
+            continue
+        if state == "old" and not target.exists():
+            path.rename(target)
+            continue
+        shutil.rmtree(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def compare_root(root: Path, managed: str, subset: dict[str, str]) -> bool:
