@@ -59,6 +59,7 @@ class SpecError(Exception):
 def display_path(path: Path, root: Path) -> str:
     """The path as a maintainer would type it: relative to the project root when inside it, with `/`."""
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+        # The folder is resolved, not the file: a symlinked spec file is named as the maintainer wrote it.
+        return (path.parent.resolve() / path.name).relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
         return path.as_posix()

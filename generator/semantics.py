@@ -138,6 +138,24 @@ class Checker:
                     )
         self._check_ref_cycles()
         self._check_retry_class_type()
+        self._spread_unsound()
+
+    def _spread_unsound(self) -> None:
+        """A type that reaches a broken, circular or missing type cannot be used to validate anything either.
+
+        No diagnostic here (the cause is reported where it is); checks that validate with a type skip it.
+        """
+        reaches = {
+            name: {ref.removeprefix(REF_PREFIX) for _, ref in _refs(schema, ()) if isinstance(ref, str)}
+            for name, (_, schema) in self.types.items()
+        }
+        changed = True
+        while changed:
+            changed = False
+            for name, targets in reaches.items():
+                if name not in self.bad_types and any(t in self.bad_types or t not in self.types for t in targets):
+                    self.bad_types.add(name)
+                    changed = True
 
     def _check_ref_cycles(self) -> None:
         """Types that are nothing but a $ref, following each other round in a circle, describe no value."""
