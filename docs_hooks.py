@@ -5,18 +5,12 @@
   would overwrite; a hand-written page links to its own file under site/.
 - Navigation: the generated method pages are listed under Reference without anyone keeping a list by hand.
 - Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
-  instead (taken once from the npm registry with `npm pack` and checked against its published sha512), so
+  instead (taken once with `npm pack` through generator/fetch.py and checked against its published sha512), so
   diagrams render offline and no page asks a third party for code.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import shutil
-import subprocess
-import tarfile
-import tempfile
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -25,9 +19,15 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
-MERMAID_VERSION = "11.17.2"
-# The `integrity` of mermaid@11.17.2 as the npm registry publishes it.
-MERMAID_INTEGRITY = "sha512-V6K3C8EBdEsPFZXSKMJe6ppQOENxuHARr9GvHX4hh47lAbhMRD9qf4oEK7LoaRQxULMa80/qt5gHO73aCleBBg=="
+from generator.fetch import FetchError, NpmPackage, fetch_members
+
+# The `integrity` is the one the npm registry publishes for this release.
+MERMAID = NpmPackage(
+    "mermaid",
+    "11.17.2",
+    "sha512-V6K3C8EBdEsPFZXSKMJe6ppQOENxuHARr9GvHX4hh47lAbhMRD9qf4oEK7LoaRQxULMa80/qt5gHO73aCleBBg==",
+)
+MERMAID_MEMBER = "package/dist/mermaid.min.js"
 MERMAID_URI = "javascripts/mermaid.min.js"
 METHODS_DIR = "reference/methods/"
 METHODS_TITLE = "Methods"
@@ -41,31 +41,16 @@ def _root(config: MkDocsConfig) -> Path:
 
 # -- mermaid ----------------------------------------------------------------------------------------------
 def mermaid_script(root: Path) -> Path:
-    """The pinned mermaid bundle, fetched into .cache/docs/ on first use."""
-    target = root / ".cache" / "docs" / f"mermaid-{MERMAID_VERSION}.min.js"
+    """The pinned mermaid bundle, fetched into .cache/docs/ on first use (checked against its integrity)."""
+    target = root / ".cache" / "docs" / f"mermaid-{MERMAID.version}.min.js"
     if target.is_file():
         return target
-    npm = shutil.which("npm")
-    if npm is None:
-        raise PluginError(f"npm is needed once to fetch mermaid {MERMAID_VERSION} for the diagrams; install Node.js")
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [npm, "pack", f"mermaid@{MERMAID_VERSION}", "--pack-destination", tmp, "--silent"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise PluginError(f"npm pack mermaid@{MERMAID_VERSION} failed: {done.stderr.strip()}")
-        tarball = Path(tmp) / f"mermaid-{MERMAID_VERSION}.tgz"
-        digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
-        if digest != MERMAID_INTEGRITY:
-            raise PluginError(f"mermaid-{MERMAID_VERSION}.tgz does not match its pinned sha512; not using it")
-        with tarfile.open(tarball) as archive:
-            member = archive.extractfile("package/dist/mermaid.min.js")
-            if member is None:
-                raise PluginError("the mermaid package has no dist/mermaid.min.js")
-            data = member.read()
+    try:
+        data = fetch_members(MERMAID, (MERMAID_MEMBER,))[MERMAID_MEMBER]
+    except FetchError as exc:
+        raise PluginError(
+            f"mermaid {MERMAID.version} is needed for the diagrams and could not be fetched: {exc}"
+        ) from None
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".part")
     partial.write_bytes(data)

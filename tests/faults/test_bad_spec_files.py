@@ -263,3 +263,33 @@ def test_type_file_whose_name_is_no_module(tmp_path: Path) -> None:
 def test_loader_limits_are_what_the_docs_say() -> None:
     # the maintainers' page quotes these; a change here is a change there
     assert (loader.MAX_DEPTH, loader.MAX_ALIAS_VALUES) == (64, 100_000)
+
+
+# -- the audit's list of deliberate differences -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("differences: [{difference: x}]\n", "missing-field"),
+        ("differences: {a: 1}\n", "wrong-type"),
+        ("differences: [\n", "yaml-syntax"),
+        ("differences:\n  - {difference: a, reason: r}\n  - {difference: a, reason: s}\n", "duplicate-difference"),
+    ],
+)
+def test_audit_with_a_broken_upstream_differences_file(tmp_path: Path, text: str, code: str) -> None:
+    root = real_project(tmp_path)
+    (root / "spec/upstream-differences.yaml").write_text(text, encoding="utf-8")
+    schema = tmp_path / "schema.unstable.json"
+    schema.write_text('{"$defs": {}}', encoding="utf-8")
+    run = run_generator("audit", str(schema), "--root", str(root))
+    assert run.status == 2
+    assert "Traceback" not in run.err
+    assert "spec/upstream-differences.yaml:" in run.err and f"error[{code}]" in run.err
+    assert_rejected(root, code, command="validate")
+
+
+def test_audit_with_a_schema_that_is_not_json(tmp_path: Path) -> None:
+    root = real_project(tmp_path)
+    schema = tmp_path / "schema.unstable.json"
+    schema.write_text("[1, 2", encoding="utf-8")
+    run = run_generator("audit", str(schema), "--root", str(root))
+    assert run.status == 2 and "is not JSON" in run.err and "Traceback" not in run.err
