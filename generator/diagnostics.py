@@ -38,7 +38,14 @@ class Diagnostic:
     def format(self) -> str:
         """Render as `file:line:col: error[code]: message (at path)`."""
         where = f" (at {self.location.path})" if self.location.path else ""
-        return f"{self.location}: {self.severity}[{self.code}]: {self.message}{where}"
+        return _one_line(f"{self.location}: {self.severity}[{self.code}]: {self.message}{where}")
+
+
+def _one_line(text: str) -> str:
+    """`text` with every character that is not printable escaped, so a diagnostic is always one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class SpecError(Exception):

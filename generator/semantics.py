@@ -6,7 +6,9 @@ Each check adds diagnostics and carries on, so that a maintainer sees every prob
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -113,10 +115,9 @@ class Checker:
                     )
                     continue
                 self.types[name] = (doc, schema)
-                for problem in _META_VALIDATOR.iter_errors(schema):
-                    where = ("types", name, *problem.absolute_path)
-                    message = f"type {name!r} is not valid JSON Schema 2020-12: {problem.message}"
-                    self.error(doc, where, "invalid-type-schema", message)
+                for at, problem in _schema_problems(json.dumps(schema, sort_keys=True)):
+                    message = f"type {name!r} is not valid JSON Schema 2020-12: {problem}"
+                    self.error(doc, ("types", name, *at), "invalid-type-schema", message)
                     self.bad_types.add(name)
                 for where in _boolean_subschemas(schema, ("types", name)):
                     self.error(
@@ -406,6 +407,15 @@ def _is_nullable_key(prop: dict[str, Any]) -> bool:
     refs = {o.get("$ref") for o in options if isinstance(o, dict)}
     nulls = [o for o in options if isinstance(o, dict) and o.get("type") == "null"]
     return len(options) == 2 and REF_PREFIX + IDEMPOTENCY_KEY_TYPE in refs and len(nulls) == 1
+
+
+@lru_cache(maxsize=4096)
+def _schema_problems(schema_json: str) -> tuple[tuple[DataPath, str], ...]:
+    """Where a schema departs from JSON Schema 2020-12, and how (cached: most types do not change between runs)."""
+    return tuple(
+        (tuple(problem.absolute_path), problem.message)
+        for problem in _META_VALIDATOR.iter_errors(json.loads(schema_json))
+    )
 
 
 # Keywords whose value is one schema, a list of schemas, or a mapping of names to schemas. Booleans stay allowed
