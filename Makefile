@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: generate check validate lint format test pytest bench golden docs serve clean
+.PHONY: generate check validate lint format test pytest fuzz bench golden docs serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ pytest: $(STAMP)
 	$(PY) -m pytest
 
 test: lint check pytest ## what CI runs
+
+# The fuzz tests (pytest marker `fuzz`) with many draws; each prints its counts at the end. Set FUZZ_DRAWS to
+# change how many; `make test` runs the same tests with a few hundred draws in all.
+FUZZ_DRAWS ?= 2000
+fuzz: $(STAMP) ## property tests with thousands of draws, counts printed at the end
+	ACP_FUZZ_DRAWS=$(FUZZ_DRAWS) $(PY) -m pytest -m fuzz -q
 
 golden: $(STAMP) ## regenerate the expected outputs of the fixture tests (review the diff!)
 	$(PY) -m tests.regen

@@ -113,24 +113,24 @@ class _Builder:
         self.diagnostics.append(Diagnostic(Location(self.doc.display, line, col), code, message))
 
     def feed(self, event: yaml.Event) -> None:
-        if isinstance(event, yaml.DocumentStartEvent):
-            self.documents += 1
-            if self.documents > 1:
-                self.error(event.start_mark, "unsupported-yaml", "a spec file holds one YAML document, not several")
-                raise _Abort
-        elif isinstance(event, yaml.ScalarEvent):
-            if self._is_key(event):
-                return
-            self._place(self._scalar(event), event, size=1, height=0)
-        elif isinstance(event, yaml.AliasEvent):
-            self._alias(event)
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            self._open(event)
-        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            if not self._is_key(event):
+                self._place(self._scalar(event), event, size=1, height=0)
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             frame = self.stack.pop()
             if frame.anchor is not None:
                 self.anchors[frame.anchor] = (frame.value, frame.size, frame.height)
             self._attach(frame.value, frame.size, frame.height)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            self._open(event)
+        elif kind is yaml.AliasEvent:
+            self._alias(event)
+        elif kind is yaml.DocumentStartEvent:
+            self.documents += 1
+            if self.documents > 1:
+                self.error(event.start_mark, "unsupported-yaml", "a spec file holds one YAML document, not several")
+                raise _Abort
 
     # -- where a value goes ----------------------------------------------------------------------------------
     def _is_key(self, event: yaml.ScalarEvent) -> bool:
@@ -141,7 +141,9 @@ class _Builder:
         top.awaiting_key = False
         key = event.value  # keys are the text as written: JSON keys are strings
         path = (*top.path, key)
-        tag = event.tag if event.tag not in (None, "!") else self.resolver.resolve(yaml.ScalarNode, key, event.implicit)
+        tag = event.tag
+        if tag is None and key == "<<" and event.implicit[0]:  # only a plain << can resolve to a merge
+            tag = self.resolver.resolve(yaml.ScalarNode, key, event.implicit)
         if tag == _MERGE_TAG:
             self.error(event.start_mark, "unsupported-yaml", "merge keys (<<) are not allowed in spec files")
             top.discard_next = True
@@ -249,6 +251,8 @@ class _Builder:
     # -- scalars ---------------------------------------------------------------------------------------------
     def _scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
+        if tag is None and not event.implicit[0]:
+            return event.value  # quoted or block text without a tag is a string, whatever it looks like
         if tag in (None, "!"):
             tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)

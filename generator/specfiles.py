@@ -27,10 +27,13 @@ class Snapshot:
     root: Path
     files: dict[str, bytes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    _names: dict[str, str] = field(default_factory=dict, repr=False)
 
     def display(self, rel: str) -> str:
         """How a spec file is named in diagnostics."""
-        return display_path(self.spec_dir / rel, self.root)
+        if rel not in self._names:
+            self._names[rel] = display_path(self.spec_dir / rel, self.root)
+        return self._names[rel]
 
     def matching(self, pattern: str) -> list[str]:
         """The files read for `pattern`, sorted."""

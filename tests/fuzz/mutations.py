@@ -70,7 +70,7 @@ def string_pool(spec: Path) -> list[str]:
     """Short strings used in the spec (names of classes, methods, types...), to make swaps meaningful."""
     pool: set[str] = set()
     for rel in spec_files(spec):
-        _strings(yaml.safe_load((spec / rel).read_text(encoding="utf-8")), pool)
+        _strings(yaml.load((spec / rel).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader), pool)
     return sorted(s for s in pool if len(s) <= 40)
 
 
@@ -112,7 +112,7 @@ def mutate(data: st.DataObject, spec: Path, pool: list[str]) -> str:
         fault = data.draw(st.sampled_from(FILE_FAULTS), label="fault")
         _file_fault(data, path, fault)
         return f"{fault} {rel}"
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     paths = _paths(document)
     where = data.draw(st.sampled_from(paths), label="path")
     if family == "construct":
@@ -174,7 +174,7 @@ def _file_fault(data: st.DataObject, path: Path, fault: str) -> None:
 
 
 def _dump(document: Any) -> str:
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=1_000_000)
+    return yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True, width=1_000_000)
 
 
 def _show(path: tuple[Any, ...]) -> str:
