@@ -15,10 +15,10 @@ import keyword
 import subprocess
 import sys
 import warnings
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from ..model import Spec
-from . import policy, schema
+from . import policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render as render_template
@@ -29,7 +29,6 @@ PACKAGE = f"{BASE}/acp_v2_schema"
 MODELS = f"{PACKAGE}/models"
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 
@@ -44,27 +43,15 @@ def render(spec: Spec) -> dict[str, str]:
         f"{PACKAGE}/py.typed": "",
         f"{PACKAGE}/__init__.py": render_template("__init__.py.j2", header=header, version=PACKAGE_VERSION),
         f"{PACKAGE}/retry.py": render_template("retry.py.j2", header=header, spec=spec),
+        f"{PACKAGE}/protocol.py": protocol.render(spec, header),
         f"{PACKAGE}/data/schema.json": json_text(schema.bundle(spec, unstable=False)),
         f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
         f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
     }
     files.update(models_files(spec))
-    files.update(runtime_files())
     python = {path: text for path, text in files.items() if path.endswith(".py")}
     files.update(format_python(python))
     return files
-
-
-def runtime_files() -> dict[str, str]:
-    """The hand-written modules of generator/runtime/, copied into the package under the generated header."""
-    out = {}
-    for path in sorted(RUNTIME_DIR.rglob("*.py")):
-        rel = path.relative_to(RUNTIME_DIR).as_posix()
-        if "__pycache__" in rel:
-            continue
-        note = f"# Copied from generator/runtime/{rel}; edit it there.\n"
-        out[f"{PACKAGE}/{rel}"] = python_header() + note + path.read_text(encoding="utf-8")
-    return out
 
 
 def models_files(spec: Spec) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""`python -m acp_v2_schema.validate` on a recorded session: clean as recorded, precise when a line is broken."""
+"""`python -m acp_v2_runtime.validate` on a recorded session: clean as recorded, precise when a line is broken."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ PACKAGE_DIR = ROOT / "generated" / "python"
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "acp_v2_schema.validate", *args],
+        [sys.executable, "-m", "acp_v2_runtime.validate", *args],
         cwd=PACKAGE_DIR,
         input=stdin,
         capture_output=True,
