@@ -48,6 +48,9 @@ MethodName = Literal[
 METHOD_NAMES: Final[frozenset[str]] = frozenset(get_args(MethodName))
 """The same names as a set, for checks at run time."""
 
+EXTENSION_PREFIX: Final = "_"
+"""Method names (and tag values) that start with it are extensions, private to the peers that use them."""
+
 CANCEL_REQUEST: Final = "$/cancel_request"
 AUTH_LOGIN: Final = "auth/login"
 AUTH_LOGOUT: Final = "auth/logout"
