@@ -125,6 +125,13 @@ class _Checker:
                     self.error(
                         doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
                     )
+            union = unions.tagged_union(schema, REF_PREFIX)
+            if union is not None and unions.fallback_name(name) in self.types:
+                message = (
+                    f"type {unions.fallback_name(name)!r} takes the name the generated code gives to the fallback"
+                    f" variant of the open union {name!r}; rename it"
+                )
+                self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
             declared = envelopes.envelope_of(schema)
             if declared is not None:
                 for needed in envelopes.needs(declared[0]):

@@ -13,6 +13,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 CATCH_ALL_TITLE = "other"
+FALLBACK_PREFIX = "Other"  # generated code names a union's fallback variant Other<Union>, after the branch's title
+
+
+def fallback_name(union_name: str) -> str:
+    """The name of a union's fallback variant in generated code: `SessionUpdate` -> `OtherSessionUpdate`.
+
+    Not `Unknown...`: ACP has variants of that name (`UnknownStateUpdate`, the state `unknown`).
+    """
+    return FALLBACK_PREFIX + union_name
 
 
 class TaggedUnion(NamedTuple):

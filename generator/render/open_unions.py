@@ -2,7 +2,7 @@
 
 datamodel-code-generator writes each tagged union as a closed, discriminated union (it is given the closed form,
 see generator/unions.py). This pass rewrites each such alias so that a tag value the union does not know selects a
-fallback model, `Unknown<Union>`, which keeps the tag and every other field; a known tag still selects its own
+fallback model, `Other<Union>`, which keeps the tag and every other field; a known tag still selects its own
 variant, so a malformed known variant stays an error. Dispatch is one lookup of the tag in a frozenset.
 
 It also sets `extra="allow"` on every model, so that parsing and then dumping with
@@ -42,7 +42,7 @@ def open_models(source: str, spec: Spec) -> str:
     bases = {n.name: [b.id for b in n.bases if isinstance(b, ast.Name)] for n in tree if isinstance(n, ast.ClassDef)}
     # Which union each variant class belongs to, and its tag value there (fallbacks get the unknown tag).
     variant_of = {t: (u, v) for u in found.values() for v, t in u.variants}
-    variant_of.update({f"Unknown{name}": (u, UNKNOWN_TAG) for name, u in found.items()})
+    variant_of.update({unions.fallback_name(name): (u, UNKNOWN_TAG) for name, u in found.items()})
     replaced: dict[int, tuple[int, str]] = {}
     for node in tree:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -94,11 +94,23 @@ def _composed(node: ast.Assign, bases: dict[str, list[str]], variant_of: dict[st
         if len(hits) != 1:
             return None
         picks.append((member, *hits[0]))
-    unions_seen = {id(u) for _, u, _ in picks}
-    if len(unions_seen) != 1 or len(picks) < 2:
+    if len({id(u) for _, u, _ in picks}) != 1 or len(picks) < 2:
         return None
+    union = picks[0][1]
     name = node.targets[0].id  # type: ignore[union-attr]
-    return _alias(name, picks[0][1], [(member, value) for member, _, value in picks], fallback=None)
+    chosen = [(member, value) for member, _, value in picks]
+    # The members share the bases that make them this union's variant (`sessionUpdate: "state_update"`); the
+    # fallback joins those to the inner union's fallback, so an unknown inner tag is kept here too.
+    shared = [[b for b in bases.get(m, []) if b not in variant_of] for m in members]
+    fallback_class = ""
+    if all(s == shared[0] for s in shared) and shared[0] and UNKNOWN_TAG not in (v for _, v in chosen):
+        inner = next(n for n, (u, v) in variant_of.items() if u is union and v == UNKNOWN_TAG)
+        fallback = unions.fallback_name(name)
+        fallback_class = render_template(
+            "_open_union_composed.py.j2", name=name, fallback=fallback, bases=[inner, *shared[0]], tag=union.tag
+        )
+        chosen.append((fallback, UNKNOWN_TAG))
+    return fallback_class + _alias(name, union, chosen, fallback=None)
 
 
 def _name(line: str) -> str:
@@ -130,7 +142,7 @@ def _open_alias(name: str, union: unions.TaggedUnion, node: ast.Assign) -> str:
     by_type = {type_name: value for value, type_name in union.variants}
     if sorted(classes) != sorted(by_type):
         raise RuntimeError(f"{name}: the generated variants {classes} differ from the spec's {sorted(by_type)}")
-    fallback = f"Unknown{name}"
+    fallback = unions.fallback_name(name)
     members = [(c, by_type[c]) for c in classes] + [(fallback, UNKNOWN_TAG)]
     return _alias(name, union, members, fallback=fallback)
 

@@ -114,7 +114,7 @@ def test_content_blocks_are_an_open_discriminated_union() -> None:
     # A block type this version does not know is kept whole; a malformed known block is still an error.
     params["prompt"] = [{"type": "video", "data": "..."}]
     block = PromptRequest.model_validate(params).prompt[0]
-    assert type(block).__name__ == "UnknownContentBlock"
+    assert type(block).__name__ == "OtherContentBlock"
     assert block.model_dump(by_alias=True, exclude_unset=True) == {"type": "video", "data": "..."}
     params["prompt"] = [{"type": "text"}]
     with pytest.raises(ValidationError) as info:

@@ -74,7 +74,7 @@ def test_unknown_variants_pass_and_malformed_known_ones_do_not():
     reader = MessageReader()
     unknown = {"sessionId": "s", "update": {"sessionUpdate": "_acme_widget", "x": 1}}
     [ok] = reader.read_line(_line(method="session/update", params=unknown))
-    assert isinstance(ok, Notification) and type(ok.params.update).__name__ == "UnknownSessionUpdate"
+    assert isinstance(ok, Notification) and type(ok.params.update).__name__ == "OtherSessionUpdate"
     broken = {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk"}}
     [bad] = reader.read_line(_line(method="session/update", params=broken))
     assert isinstance(bad, Invalid) and bad.code == KnownErrorCode.INVALID_PARAMS

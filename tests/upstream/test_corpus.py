@@ -108,7 +108,7 @@ def test_session_update_kinds_that_v2_dropped_parse_as_unknown_variants():
     adapter = TypeAdapter(models.SessionUpdate)
     for update in updates:
         parsed = adapter.validate_python(update)
-        assert type(parsed).__name__ == "UnknownSessionUpdate"
+        assert type(parsed).__name__ == "OtherSessionUpdate"
         assert adapter.dump_python(parsed, mode="json", by_alias=True, exclude_unset=True) == update
 
 
@@ -121,10 +121,23 @@ def test_unknown_and_extension_values_parse_into_fallbacks_everywhere():
     for model, value in cases:
         adapter = TypeAdapter(model)
         parsed = adapter.validate_python(value)
-        assert "Unknown" in type(parsed).__name__ or "StateUpdate" in type(parsed).__name__
+        assert type(parsed).__name__.startswith("Other") or "StateUpdate" in type(parsed).__name__
         assert adapter.dump_python(parsed, mode="json", by_alias=True, exclude_unset=True) == value
     with pytest.raises(ValueError):  # a known variant without its content is still an error
         TypeAdapter(models.SessionUpdate).validate_python({"sessionUpdate": "agent_message_chunk"})
+
+
+def test_the_unknown_state_is_a_known_variant_and_other_states_fall_back():
+    """ACP names a state `unknown`; the fallback of an open union must never take its place."""
+    states = TypeAdapter(models.StateUpdate)
+    updates = TypeAdapter(models.SessionUpdate)
+    assert type(states.validate_python({"state": "unknown"})).__name__ == "UnknownStateUpdate"
+    assert type(states.validate_python({"state": "_acme_paused"})).__name__ == "OtherStateUpdate"
+    inner = updates.validate_python({"sessionUpdate": "state_update", "state": "_acme_paused", "since": 3})
+    assert type(inner).__name__ == "OtherSessionUpdateStateUpdate"
+    assert isinstance(inner, models.OtherStateUpdate)
+    with pytest.raises(ValueError):  # a known state with a malformed field is still an error
+        updates.validate_python({"sessionUpdate": "state_update", "state": "idle", "stopReason": 5})
 
 
 def test_corpus_path_is_outside_the_project():

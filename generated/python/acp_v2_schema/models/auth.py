@@ -269,7 +269,7 @@ class AuthMethodTerminal(BaseModel):
     """
 
 
-class UnknownAuthMethod(BaseModel):
+class OtherAuthMethod(BaseModel):
     """
     A AuthMethod variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -291,7 +291,7 @@ AuthMethod = TypeAliasType(
     Annotated[
         Annotated[AuthMethodTerminal, Tag("terminal")]
         | Annotated[AuthMethodAgent, Tag("agent")]
-        | Annotated[UnknownAuthMethod, Tag("__unknown__")],
+        | Annotated[OtherAuthMethod, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

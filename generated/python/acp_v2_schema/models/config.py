@@ -189,7 +189,7 @@ The values of a select option: a flat list, or a list of groups.
 """
 
 
-class UnknownSetSessionConfigOptionRequest(BaseModel):
+class OtherSetSessionConfigOptionRequest(BaseModel):
     """
     A SetSessionConfigOptionRequest variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -211,7 +211,7 @@ SetSessionConfigOptionRequest = TypeAliasType(
     Annotated[
         Annotated[SetSessionConfigOptionRequestId, Tag("id")]
         | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-        | Annotated[UnknownSetSessionConfigOptionRequest, Tag("__unknown__")],
+        | Annotated[OtherSetSessionConfigOptionRequest, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",
@@ -331,7 +331,7 @@ class SessionConfigOptionSelect(SessionConfigSelect):
     """
 
 
-class UnknownSessionConfigOption(BaseModel):
+class OtherSessionConfigOption(BaseModel):
     """
     A SessionConfigOption variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -353,7 +353,7 @@ SessionConfigOption = TypeAliasType(
     Annotated[
         Annotated[SessionConfigOptionSelect, Tag("select")]
         | Annotated[SessionConfigOptionBoolean, Tag("boolean")]
-        | Annotated[UnknownSessionConfigOption, Tag("__unknown__")],
+        | Annotated[OtherSessionConfigOption, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

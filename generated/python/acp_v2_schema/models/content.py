@@ -327,7 +327,7 @@ class EmbeddedResource(BaseModel):
     """
 
 
-class UnknownContentBlock(BaseModel):
+class OtherContentBlock(BaseModel):
     """
     A ContentBlock variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -352,7 +352,7 @@ ContentBlock = TypeAliasType(
         | Annotated[AudioContent, Tag("audio")]
         | Annotated[ResourceLink, Tag("resource_link")]
         | Annotated[EmbeddedResource, Tag("resource")]
-        | Annotated[UnknownContentBlock, Tag("__unknown__")],
+        | Annotated[OtherContentBlock, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

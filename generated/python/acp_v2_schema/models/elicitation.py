@@ -728,7 +728,7 @@ class CreateElicitationRequest4(ElicitationRequestScope):
     """
 
 
-class UnknownCreateElicitationResponse(BaseModel):
+class OtherCreateElicitationResponse(BaseModel):
     """
     A CreateElicitationResponse variant this version does not know: a `action` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -751,7 +751,7 @@ CreateElicitationResponse = TypeAliasType(
         Annotated[CreateElicitationResponseAccept, Tag("accept")]
         | Annotated[CreateElicitationResponseDecline, Tag("decline")]
         | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-        | Annotated[UnknownCreateElicitationResponse, Tag("__unknown__")],
+        | Annotated[OtherCreateElicitationResponse, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "action",
@@ -772,7 +772,7 @@ The result of elicitation/create: whether the user accepted, declined or cancell
 """
 
 
-class UnknownElicitationPropertySchema(BaseModel):
+class OtherElicitationPropertySchema(BaseModel):
     """
     A ElicitationPropertySchema variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -797,7 +797,7 @@ ElicitationPropertySchema = TypeAliasType(
         | Annotated[IntegerPropertySchema, Tag("integer")]
         | Annotated[BooleanPropertySchema, Tag("boolean")]
         | Annotated[MultiSelectPropertySchema, Tag("array")]
-        | Annotated[UnknownElicitationPropertySchema, Tag("__unknown__")],
+        | Annotated[OtherElicitationPropertySchema, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

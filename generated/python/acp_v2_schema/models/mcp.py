@@ -300,7 +300,7 @@ class McpServerAcp(BaseModel):
     """
 
 
-class UnknownMcpServer(BaseModel):
+class OtherMcpServer(BaseModel):
     """
     A McpServer variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -323,7 +323,7 @@ McpServer = TypeAliasType(
         Annotated[McpServerHttp, Tag("http")]
         | Annotated[McpServerAcp, Tag("acp")]
         | Annotated[McpServerStdio, Tag("stdio")]
-        | Annotated[UnknownMcpServer, Tag("__unknown__")],
+        | Annotated[OtherMcpServer, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

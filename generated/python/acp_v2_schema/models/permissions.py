@@ -137,7 +137,7 @@ class PermissionOption(BaseModel):
     """
 
 
-class UnknownRequestPermissionOutcome(BaseModel):
+class OtherRequestPermissionOutcome(BaseModel):
     """
     A RequestPermissionOutcome variant this version does not know: a `outcome` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -159,7 +159,7 @@ RequestPermissionOutcome = TypeAliasType(
     Annotated[
         Annotated[CancelledPermissionOutcome, Tag("cancelled")]
         | Annotated[SelectedPermissionOutcome, Tag("selected")]
-        | Annotated[UnknownRequestPermissionOutcome, Tag("__unknown__")],
+        | Annotated[OtherRequestPermissionOutcome, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "outcome",
@@ -223,7 +223,7 @@ class ToolCallPermissionSubject(BaseModel):
     """
 
 
-class UnknownRequestPermissionSubject(BaseModel):
+class OtherRequestPermissionSubject(BaseModel):
     """
     A RequestPermissionSubject variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -245,7 +245,7 @@ RequestPermissionSubject = TypeAliasType(
     Annotated[
         Annotated[ToolCallPermissionSubject, Tag("tool_call")]
         | Annotated[CommandPermissionSubject, Tag("command")]
-        | Annotated[UnknownRequestPermissionSubject, Tag("__unknown__")],
+        | Annotated[OtherRequestPermissionSubject, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

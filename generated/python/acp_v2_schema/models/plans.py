@@ -168,7 +168,7 @@ class PlanItems(BaseModel):
     """
 
 
-class UnknownPlanUpdateContent(BaseModel):
+class OtherPlanUpdateContent(BaseModel):
     """
     A PlanUpdateContent variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -191,7 +191,7 @@ PlanUpdateContent = TypeAliasType(
         Annotated[PlanItems, Tag("items")]
         | Annotated[PlanFile, Tag("file")]
         | Annotated[PlanMarkdown, Tag("markdown")]
-        | Annotated[UnknownPlanUpdateContent, Tag("__unknown__")],
+        | Annotated[OtherPlanUpdateContent, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

@@ -375,7 +375,7 @@ class ListSessionsResponse(BaseModel):
     """
 
 
-class UnknownReplayFrom(BaseModel):
+class OtherReplayFrom(BaseModel):
     """
     A ReplayFrom variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -395,7 +395,7 @@ class UnknownReplayFrom(BaseModel):
 ReplayFrom = TypeAliasType(
     "ReplayFrom",
     Annotated[
-        Annotated[ReplayFromStart, Tag("start")] | Annotated[UnknownReplayFrom, Tag("__unknown__")],
+        Annotated[ReplayFromStart, Tag("start")] | Annotated[OtherReplayFrom, Tag("__unknown__")],
         Discriminator(select_tag("type", "type", frozenset(("start",)))),
     ],
 )

@@ -136,7 +136,7 @@ class BackgroundToolCall(BaseModel):
     """
 
 
-class UnknownBackgroundWork(BaseModel):
+class OtherBackgroundWork(BaseModel):
     """
     A BackgroundWork variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -159,7 +159,7 @@ BackgroundWork = TypeAliasType(
         Annotated[BackgroundTerminal, Tag("terminal")]
         | Annotated[BackgroundToolCall, Tag("tool_call")]
         | Annotated[BackgroundSubagent, Tag("subagent")]
-        | Annotated[UnknownBackgroundWork, Tag("__unknown__")],
+        | Annotated[OtherBackgroundWork, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",
@@ -288,7 +288,7 @@ class IdleStateUpdate(BaseModel):
     """
 
 
-class UnknownStateUpdate(BaseModel):
+class OtherStateUpdate(BaseModel):
     """
     A StateUpdate variant this version does not know: a `state` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -312,7 +312,7 @@ StateUpdate = TypeAliasType(
         | Annotated[IdleStateUpdate, Tag("idle")]
         | Annotated[RequiresActionStateUpdate, Tag("requires_action")]
         | Annotated[UnknownStateUpdate, Tag("unknown")]
-        | Annotated[UnknownStateUpdate, Tag("__unknown__")],
+        | Annotated[OtherStateUpdate, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "state",

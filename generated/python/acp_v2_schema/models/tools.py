@@ -329,7 +329,7 @@ class DiffPatch(BaseModel):
     """
 
 
-class UnknownDiffChange(BaseModel):
+class OtherDiffChange(BaseModel):
     """
     A DiffChange variant this version does not know: a `operation` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -354,7 +354,7 @@ DiffChange = TypeAliasType(
         | Annotated[DiffChangeModify, Tag("modify")]
         | Annotated[DiffChangeMove, Tag("move")]
         | Annotated[DiffChangeCopy, Tag("copy")]
-        | Annotated[UnknownDiffChange, Tag("__unknown__")],
+        | Annotated[OtherDiffChange, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "operation",
@@ -429,7 +429,7 @@ class Content(BaseModel):
     """
 
 
-class UnknownToolCallContent(BaseModel):
+class OtherToolCallContent(BaseModel):
     """
     A ToolCallContent variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -539,7 +539,7 @@ ToolCallContent = TypeAliasType(
         Annotated[Content, Tag("content")]
         | Annotated[Diff, Tag("diff")]
         | Annotated[Terminal, Tag("terminal")]
-        | Annotated[UnknownToolCallContent, Tag("__unknown__")],
+        | Annotated[OtherToolCallContent, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "type",

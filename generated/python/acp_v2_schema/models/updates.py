@@ -156,7 +156,7 @@ class UsageUpdate(BaseModel):
     """
 
 
-class UnknownAvailableCommandInput(BaseModel):
+class OtherAvailableCommandInput(BaseModel):
     """
     A AvailableCommandInput variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -177,7 +177,7 @@ AvailableCommandInput = TypeAliasType(
     "AvailableCommandInput",
     Annotated[
         Annotated[TextCommandInput, Tag("text")]
-        | Annotated[UnknownAvailableCommandInput, Tag("__unknown__")],
+        | Annotated[OtherAvailableCommandInput, Tag("__unknown__")],
         Discriminator(select_tag("type", "type", frozenset(("text",)))),
     ],
 )
@@ -250,7 +250,7 @@ class Notice(BaseModel):
     """
 
 
-class UnknownAvailableCommand(BaseModel):
+class OtherAvailableCommand(BaseModel):
     """
     A AvailableCommand variant this version does not know: a `type` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -270,7 +270,7 @@ class UnknownAvailableCommand(BaseModel):
 AvailableCommand = TypeAliasType(
     "AvailableCommand",
     Annotated[
-        Annotated[Command, Tag("command")] | Annotated[UnknownAvailableCommand, Tag("__unknown__")],
+        Annotated[Command, Tag("command")] | Annotated[OtherAvailableCommand, Tag("__unknown__")],
         Discriminator(select_tag("type", "type", frozenset(("command",)))),
     ],
 )
@@ -649,7 +649,7 @@ class CompactionUpdate(BaseModel):
     """
 
 
-class UnknownSessionUpdate(BaseModel):
+class OtherSessionUpdate(BaseModel):
     """
     A SessionUpdate variant this version does not know: a `sessionUpdate` value from a later ACP version, or one
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
@@ -695,6 +695,7 @@ from .config import ConfigOptionUpdate
 from .plans import PlanRemoved, PlanUpdate
 from .state import (
     IdleStateUpdate,
+    OtherStateUpdate,
     RequiresActionStateUpdate,
     RunningStateUpdate,
     UnknownStateUpdate,
@@ -767,13 +768,26 @@ class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
     """
 
 
+class OtherSessionUpdateStateUpdate(OtherStateUpdate, SessionUpdateStateUpdate1):
+    """
+    A SessionUpdateStateUpdate whose `state` this version does not know; every field is kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+
+
 SessionUpdateStateUpdate = TypeAliasType(
     "SessionUpdateStateUpdate",
     Annotated[
         Annotated[SessionUpdateStateUpdate2, Tag("running")]
         | Annotated[SessionUpdateStateUpdate3, Tag("idle")]
         | Annotated[SessionUpdateStateUpdate4, Tag("requires_action")]
-        | Annotated[SessionUpdateStateUpdate5, Tag("__unknown__")],
+        | Annotated[SessionUpdateStateUpdate5, Tag("unknown")]
+        | Annotated[OtherSessionUpdateStateUpdate, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "state",
@@ -783,6 +797,7 @@ SessionUpdateStateUpdate = TypeAliasType(
                         "running",
                         "idle",
                         "requires_action",
+                        "unknown",
                     )
                 ),
             )
@@ -836,7 +851,7 @@ SessionUpdate = TypeAliasType(
         | Annotated[SubagentUpdate, Tag("subagent_update")]
         | Annotated[SessionMessage, Tag("session_message")]
         | Annotated[SessionMessageChunk, Tag("session_message_chunk")]
-        | Annotated[UnknownSessionUpdate, Tag("__unknown__")],
+        | Annotated[OtherSessionUpdate, Tag("__unknown__")],
         Discriminator(
             select_tag(
                 "sessionUpdate",
