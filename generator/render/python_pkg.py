@@ -14,8 +14,9 @@ import json
 import keyword
 import subprocess
 import sys
+import tempfile
 import warnings
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from .. import unions
 from ..model import Spec
@@ -141,30 +142,29 @@ def _drop_root(source: str) -> str:
 
 
 def format_python(files: dict[str, str]) -> dict[str, str]:
-    """Format Python sources with ruff (isolated from any project settings, so results never depend on them)."""
-    out = {}
-    for path, text in files.items():
-        for args in (["check", "--fix", "--select", "I,F401", "--quiet", "--exit-zero"], ["format"]):
+    """Format Python sources with ruff (isolated from any project settings, so results never depend on them).
+
+    All files go through two ruff runs in total (import cleanup, then formatting), not two per file: each file is
+    laid in a folder of its own under a temporary directory, so that ruff sees it as alone, as it would on stdin.
+    """
+    if not files:
+        return {}
+    options = ["--isolated", f"--target-version=py{TARGET_PYTHON.replace('.', '')}", f"--line-length={LINE_LENGTH}"]
+    with tempfile.TemporaryDirectory(prefix="acp-ruff-") as tmp:
+        placed = {}
+        for number, (path, text) in enumerate(sorted(files.items())):
+            target = Path(tmp) / f"{number:05d}" / path.rsplit("/", 1)[-1]
+            target.parent.mkdir()
+            target.write_text(text, encoding="utf-8")
+            placed[path] = target
+        for args in (["check", "--fix", "--select", "I,F401", "--quiet", "--exit-zero"], ["format", "--quiet"]):
             done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "ruff",
-                    *args,
-                    "--isolated",
-                    f"--target-version=py{TARGET_PYTHON.replace('.', '')}",
-                    f"--line-length={LINE_LENGTH}",
-                    "--stdin-filename",
-                    path.rsplit("/", 1)[-1],
-                    "-",
-                ],
-                input=text,
+                [sys.executable, "-m", "ruff", *args, *options, "--no-cache", "."],
+                cwd=tmp,
                 capture_output=True,
                 text=True,
                 check=False,
             )
             if done.returncode != 0:
-                raise RuntimeError(f"ruff {args[0]} failed on {path}: {done.stderr.strip()}")
-            text = done.stdout
-        out[path] = text
-    return out
+                raise RuntimeError(f"ruff {args[0]} failed: {done.stderr.strip()}")
+        return {path: target.read_text(encoding="utf-8") for path, target in placed.items()}
