@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The generated package and the hand-written runtime, installed editable once generated/ exists.
+PACKAGES := $(VENV)/.packages-stamp
 
 .PHONY: generate check validate lint format test pytest fuzz bench golden docs serve clean
 
@@ -10,6 +12,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	touch $@
+
+$(PACKAGES): $(STAMP) generated/python/pyproject.toml runtime/pyproject.toml
+	$(PY) -m pip install --quiet --disable-pip-version-check -e generated/python -e runtime
 	touch $@
 
 generate: $(STAMP) ## validate spec/ and write generated/ and site/reference/
@@ -29,7 +35,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-pytest: $(STAMP)
+pytest: $(PACKAGES)
 	$(PY) -m pytest
 
 test: lint check pytest ## what CI runs
@@ -37,13 +43,13 @@ test: lint check pytest ## what CI runs
 # The fuzz tests (pytest marker `fuzz`) with many draws; each prints its counts at the end. Set FUZZ_DRAWS to
 # change how many; `make test` runs the same tests with a few hundred draws in all.
 FUZZ_DRAWS ?= 2000
-fuzz: $(STAMP) ## property tests with thousands of draws, counts printed at the end
+fuzz: $(PACKAGES) ## property tests with thousands of draws, counts printed at the end
 	ACP_FUZZ_DRAWS=$(FUZZ_DRAWS) $(PY) -m pytest -m fuzz -q
 
 golden: $(STAMP) ## regenerate the expected outputs of the fixture tests (review the diff!)
 	$(PY) -m tests.regen
 
-bench: $(STAMP) ## speed ratios against references measured in the same run
+bench: $(PACKAGES) ## speed ratios against references measured in the same run
 	$(PY) -m bench
 
 # NO_MKDOCS_2_WARNING: silences the theme's banner about a future MkDocs; it is not a build warning.

@@ -72,6 +72,7 @@ _TABLE: tuple[Code, ...] = (
     Code("bad-ref", "types", "a $ref that is not of the form #/$defs/TypeName"),
     Code("unknown-type", "types", "a $ref, params or result names a type that is not defined"),
     Code("ref-cycle", "types", "types that are nothing but $refs to each other, so no value can have them"),
+    Code("fallback-name-taken", "types", "a type takes the name generated for the fallback variant of an open union"),
     Code("retry-class-enum-mismatch", "types", "the RetryClass enum does not list the classes in order"),
     # -- methods
     Code("duplicate-method", "methods", "two files define the same (method, kind) entry"),
@@ -106,6 +107,7 @@ _TABLE: tuple[Code, ...] = (
     Code("unknown-method", "conformance", "a step sends a method the spec does not define"),
     Code("unknown-request", "conformance", "a step expects the answer to a request not sent before it"),
     Code("bad-repeat", "conformance", "a {$repeat, times} value is malformed or expands beyond the limit"),
+    Code("bad-json", "conformance", "a {$json: TEXT} value whose TEXT is not one JSON value"),
     # -- upstream
     Code("duplicate-difference", "upstream", "spec/upstream-differences.yaml lists the same difference twice"),
 )

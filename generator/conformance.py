@@ -9,6 +9,8 @@ spec, say) gets no traces. The checked document is carried in the model (`Spec.t
 
 from __future__ import annotations
 
+import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic
@@ -37,7 +39,7 @@ ORIGINS = ("proposal", "added")
 REQUIRED_METHODS = ("initialize", "session/new", "session/resume", "session/prompt")
 # Methods the runner sends that are not protocol methods: the test hook (extensions start with `_`).
 HOOK_METHODS = ("_conformance/release",)
-REPEAT, TIMES = "$repeat", "times"
+REPEAT, TIMES, JSON = "$repeat", "times", "$json"
 MAX_REPEATED_CHARS = 65_536  # a `$repeat` builds an over-long key or text, not a memory test
 
 
@@ -138,8 +140,14 @@ def _check_trace(
 
 
 def _check_repeats(value: Any, path: DataPath, problem: Any) -> None:
-    """Every `{$repeat: TEXT, times: N}` must be exactly that, with a bounded result."""
+    """Every `{$repeat: TEXT, times: N}` must be exactly that, with a bounded result; every `{$json: TEXT}` too."""
     if isinstance(value, dict):
+        if JSON in value:
+            text = value[JSON]
+            reason = _json_problem(text) if set(value) == {JSON} and isinstance(text, str) else "not {$json: TEXT}"
+            if reason:
+                problem(path, "bad-json", f"a $json value is one JSON value written as a string: {reason}")
+            return
         if REPEAT in value:
             text, times = value.get(REPEAT), value.get(TIMES)
             if set(value) != {REPEAT, TIMES} or not isinstance(text, str):
@@ -156,11 +164,38 @@ def _check_repeats(value: Any, path: DataPath, problem: Any) -> None:
             _check_repeats(item, (*path, i), problem)
 
 
+def _json_problem(text: str) -> str | None:
+    """Why `text` is not one JSON value the traces can carry (NaN and infinities are not JSON), or None."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError) as exc:
+        return str(exc).splitlines()[0] if not isinstance(exc, RecursionError) else "nested too deeply"
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return "a number too large for JSON readers"
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 def _expand(value: Any) -> Any:
-    """Expand `{$repeat: TEXT, times: N}` into the literal string, so that runners need no generator."""
+    """Expand `{$repeat: TEXT, times: N}` and `{$json: TEXT}` into literal values, so that runners need no generator.
+
+    `$json` exists for values YAML cannot spell, such as a string holding a lone surrogate (`"\\ud800"`).
+    """
     if isinstance(value, dict):
         if set(value) == {REPEAT, TIMES}:
             return value[REPEAT] * value[TIMES]
+        if set(value) == {JSON}:
+            return json.loads(value[JSON])
         return {k: _expand(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_expand(v) for v in value]

@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from . import examples, model, naming
+from . import envelopes, examples, model, naming, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -137,6 +137,19 @@ class Checker:
                     self.error(
                         doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
                     )
+            union = unions.tagged_union(schema, REF_PREFIX)
+            if union is not None and unions.fallback_name(name) in self.types:
+                message = (
+                    f"type {unions.fallback_name(name)!r} takes the name the generated code gives to the fallback"
+                    f" variant of the open union {name!r}; rename it"
+                )
+                self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
+            declared = envelopes.envelope_of(schema)
+            if declared is not None:
+                for needed in envelopes.needs(declared[0]):
+                    if needed not in self.types:
+                        message = f"the {declared[0]} envelope {name!r} needs the type {needed!r}, which is not defined"
+                        self.error(doc, ("types", name, envelopes.ENVELOPE), "unknown-type", message)
         self._check_ref_cycles()
         self._check_retry_class_type()
         self._spread_unsound()
@@ -343,6 +356,16 @@ class Checker:
         failure_order = [f["name"] for f in data["failureKinds"]]
         entries = sorted(self.method_docs, key=lambda d: (d.data["method"], d.data["kind"]))
         names = [d.data["method"] for d in entries]
+        all_schemas = {name: schema for name, (_, schema) in self.types.items()}
+        methods = tuple(
+            _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
+        )
+
+        def derived(schema: dict[str, Any]) -> str:
+            # Every tagged union is open (ACP v2), and envelopes list their methods' types: both derived here.
+            full = envelopes.expand(unions.opened(schema, all_schemas, REF_PREFIX), methods, REF_PREFIX)
+            return model.canonical_json(full)
+
         return model.Spec(
             failure_kinds=tuple(
                 model.FailureKind(f["name"], f["title"], f["description"]) for f in data["failureKinds"]
@@ -358,12 +381,9 @@ class Checker:
                 )
                 for c in data["classes"]
             ),
-            methods=tuple(
-                _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
-            ),
+            methods=methods,
             types=tuple(
-                model.TypeDef(name, model.canonical_json(schema), doc.display)
-                for name, (doc, schema) in sorted(self.types.items())
+                model.TypeDef(name, derived(schema), doc.display) for name, (doc, schema) in sorted(self.types.items())
             ),
         )
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from functools import cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, best_match
 
+from .. import envelopes
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
 from .markers import json_text
@@ -22,7 +26,8 @@ def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
     carry `x-method`, `x-side` and `x-retry-class`, so a consumer can go from a type to its retry rules.
     """
     methods = spec.methods if unstable else spec.stable_methods()
-    defs = {t.name: t.schema for t in spec.types}
+    # Envelopes list the types of the methods in this bundle only (the model holds them for every method).
+    defs = {t.name: envelopes.expand(t.schema, methods, REF_PREFIX) for t in spec.types}
     keep = _reachable(defs, _roots(spec, methods, unstable))
     out = {name: defs[name] for name in sorted(keep)}
     for method in methods:
@@ -41,8 +46,10 @@ def _roots(spec: Spec, methods: tuple[Method, ...], unstable: bool) -> set[str]:
     used_anywhere = {n for m in spec.methods for n in (m.params, m.result) if n}
     used_here = {n for m in methods for n in (m.params, m.result) if n}
     everything = {t.name for t in spec.types}
-    # Types that no method names directly (IdempotencyKey, Error, RetryClass…) belong to both bundles.
-    standalone = everything - _reachable({t.name: t.schema for t in spec.types}, used_anywhere)
+    # Types that no method names directly (IdempotencyKey, Error, RetryClass…, the envelopes) belong to both bundles.
+    # Envelopes are left out of the reachability walk here: they reach every method's types.
+    plain = {t.name: t.schema for t in spec.types if envelopes.envelope_of(t.schema) is None}
+    standalone = everything - _reachable(plain, used_anywhere)
     return everything if unstable else used_here | standalone
 
 
@@ -85,8 +92,31 @@ def _mark(schema: dict[str, Any], method: Method) -> None:
 
 def render(spec: Spec) -> dict[str, str]:
     files = {}
+    checked: set[str] = set()
     for path, unstable in ((STABLE_PATH, False), (UNSTABLE_PATH, True)):
         document = bundle(spec, unstable=unstable)
-        Draft202012Validator.check_schema(document)  # never emit a schema that is not one
+        check_bundle(document, checked)  # never emit a schema that is not one
         files[path] = json_text(document)
     return files
+
+
+def check_bundle(document: dict[str, Any], checked: set[str]) -> None:
+    """Raise unless `document` is a valid JSON Schema, checking each distinct type schema only once.
+
+    The bundles share most types (the stable one is nearly a subset), and checking the whole document against the
+    meta-schema walks every type again; `checked` remembers the canonical text of the types already checked.
+    """
+    meta = _meta_validator()
+    for schema in [{k: v for k, v in document.items() if k != "$defs"}, *document["$defs"].values()]:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in checked:
+            error = best_match(meta.iter_errors(schema))
+            if error is not None:
+                raise SchemaError.create_from(error)
+            checked.add(key)
+
+
+@cache
+def _meta_validator() -> Draft202012Validator:
+    """One validator for the 2020-12 meta-schema, built once (check_schema builds a new one per call)."""
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
