@@ -149,10 +149,17 @@ def test_trace_sections_written_as_lists(tmp_path: Path, section: str) -> None:
 def test_repeat_with_a_bad_or_huge_times(tmp_path: Path, times: str) -> None:
     root = real_project(tmp_path)
     text = (root / TRACES).read_text(encoding="utf-8")
-    start = text.index("times:")
+    start = text.index("times:", text.index("idempotencyKey: {$repeat:"))
     end = text.index("}", start)
     (root / TRACES).write_text(text[:start] + f"times: {times}" + text[end:], encoding="utf-8")
     assert_rejected(root, "bad-repeat")
+
+
+@pytest.mark.parametrize("text", ["{not json", "NaN", "1e999", "[1, 2"])
+def test_json_value_that_is_not_one_json_value(tmp_path: Path, text: str) -> None:
+    root = real_project(tmp_path)
+    _replace(root, TRACES, """{$json: '"\\ud800"'}""", "{$json: '" + text + "'}")
+    assert_rejected(root, "bad-json")
 
 
 def test_method_written_as_a_list_in_a_step(tmp_path: Path) -> None:
