@@ -1,7 +1,8 @@
 """Names from the spec that become file names or symbols in some output, checked together at validation time.
 
 A spec name reaches several languages at once: a failure kind is a Python enum member and a Rust enum variant, a
-method is a page and a file name, a type is a Python class, a type file is a Python module and a page. Each
+method is a page, a file name and a Python constant, a type is a Python class, a type file is a Python module and
+a page, an error code's title is a Python enum member. Each
 target below says how a name is spelled there and what that spelling must not be. Two names that become the same
 spelling in any target (`no-response` and `no--response` are both `NoResponse` in Rust; `zz/a_b` and `zz/a-b` are
 both the page `zz-a-b.md`) and a spelling that is reserved there (`Self` in Rust, `None` or `BaseModel` in the
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from . import naming
 from .loader import DataPath, Document
+from .render import protocol
 
 if TYPE_CHECKING:
     from .semantics import Checker
@@ -40,6 +42,8 @@ MODELS_RESERVED = frozenset(
 )
 # Pages that the renderers write beside the generated ones in the same folder.
 PAGE_RESERVED = frozenset({"index"})
+# Module-level names of the generated `protocol` module (templates/protocol.py.j2) beside the method constants.
+PROTOCOL_RESERVED = frozenset({"METHOD_NAMES", "EXTENSION_PREFIX", "MethodName", "KnownErrorCode"})
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ PYTHON_MODEL = Target("Python model class", lambda name: name, _IDENTIFIER, MODE
 PYTHON_FIELD = Target("Python model field", naming.snake_case, _IDENTIFIER)
 FAMILY_MODULE = Target("Python models module", lambda name: name, _IDENTIFIER, frozenset(keyword.kwlist))
 FAMILY_PAGE = Target("type reference page", lambda name: name.lower(), _SLUG, PAGE_RESERVED)
+METHOD_CONSTANT = Target("Python method-name constant", naming.method_constant, _IDENTIFIER, PROTOCOL_RESERVED)
+ERROR_CODE_MEMBER = Target("Python error-code member", naming.title_constant, _IDENTIFIER, frozenset(keyword.kwlist))
 
 # Which targets each group of names reaches.
 VOCABULARY_TARGETS = (PYTHON_ENUM_MEMBER, RUST_VARIANT)
@@ -93,6 +99,10 @@ def check(checker: Checker) -> None:
         for d in checker.method_docs
     ]
     _check_group(checker, slugs, METHOD_PAGE, "method entries")
+    first_of_name = {d.data["method"]: d for d in reversed(checker.method_docs)}
+    names = [Name(method, doc, ("method",)) for method, doc in sorted(first_of_name.items())]
+    _check_group(checker, names, METHOD_CONSTANT, "method names")
+    _check_error_titles(checker)
     types = [Name(name, doc, ("types", name), key=True) for name, (doc, _) in checker.types.items()]
     _check_group(checker, types, PYTHON_MODEL, "types")
     for name, (doc, schema) in checker.types.items():
@@ -105,12 +115,40 @@ def check(checker: Checker) -> None:
         _check_group(checker, families, target, "type files")
 
 
+def _check_error_titles(checker: Checker) -> None:
+    """The titled error codes of the ErrorCode type become members of one Python enum."""
+    found = checker.types.get(protocol.ERROR_CODE_TYPE)
+    if found is None or protocol.ERROR_CODE_TYPE in checker.bad_types:
+        return
+    doc, schema = found
+    branches = schema.get("anyOf")
+    if not isinstance(branches, list):
+        return
+    titles = [
+        Name(b["title"], doc, ("types", protocol.ERROR_CODE_TYPE, "anyOf", i, "title"))
+        for i, b in enumerate(branches)
+        if isinstance(b, dict) and "const" in b and isinstance(b.get("title"), str)
+    ]
+    _check_group(checker, titles, ERROR_CODE_MEMBER, "error code titles", same_text=True)
+
+
 def _family(doc: Document) -> str:
     return doc.path.stem
 
 
-def _check_group(checker: Checker, names: list[Name], target: Target, group: str, *, reserved: bool = True) -> None:
-    """Names of one group must spell validly, unreserved and distinctly in `target`."""
+def _check_group(
+    checker: Checker,
+    names: list[Name],
+    target: Target,
+    group: str,
+    *,
+    reserved: bool = True,
+    same_text: bool = False,
+) -> None:
+    """Names of one group must spell validly, unreserved and distinctly in `target`.
+
+    Two equal names are left to the check that owns them (duplicate-method, duplicate-name...) unless `same_text`.
+    """
     first: dict[str, Name] = {}
     for name in names:
         spelling = name.spelling if name.spelling is not None else target.spell(name.text)
@@ -133,7 +171,7 @@ def _check_group(checker: Checker, names: list[Name], target: Target, group: str
             )
             continue
         other = first.setdefault(spelling, name)
-        if other is not name and other.text != name.text:
+        if other is not name and (same_text or other.text != name.text):
             where = other.doc.display if other.doc is not name.doc else "the same file"
             checker.error(
                 name.doc,

@@ -300,3 +300,18 @@ def test_audit_with_a_schema_that_is_not_json(tmp_path: Path) -> None:
     schema.write_text("[1, 2", encoding="utf-8")
     run = run_generator("audit", str(schema), "--root", str(root))
     assert run.status == 2 and "is not JSON" in run.err and "Traceback" not in run.err
+
+
+def test_method_whose_constant_is_taken_by_the_protocol_module(tmp_path: Path) -> None:
+    root = real_project(tmp_path)
+    source = (root / "spec/methods/session-new.yaml").read_text(encoding="utf-8")
+    (root / "spec/methods/method-names.yaml").write_text(source.replace("method: session/new", "method: method/names"))
+    run = assert_rejected(root, "reserved-name")
+    assert "METHOD_NAMES" in run.err
+
+
+def test_error_code_titles_that_become_one_enum_member(tmp_path: Path) -> None:
+    root = real_project(tmp_path)
+    _replace(root, "spec/types/jsonrpc.yaml", "title: Invalid params", "title: Invalid-request")
+    run = assert_rejected(root, "name-collision")
+    assert "INVALID_REQUEST" in run.err
