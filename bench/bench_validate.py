@@ -1,8 +1,8 @@
 """The message validator against pydantic's own floor, on the same 100,000 messages.
 
 The corpus is built here from the spec's worked examples (`spec/examples/*.yaml`, every message of every step) and
-the recorded session (`tests/upstream/session.ndjson`), less extension messages (nothing validates them), repeated with fresh request ids so that each response
-still answers the request just before it; 100,000 lines in all.
+the recorded session (`tests/upstream/session.ndjson`), less extension messages (nothing validates them),
+repeated with fresh request ids so that each response still answers the request just before it; 100,000 lines.
 
 1. In process (goal: ours >= 0.6 of the floor, as messages per second). Ours: `MessageReader.read_line` on each
    line: parse, route by method or by the request answered, validate params/result/error with the generated
