@@ -1,0 +1,529 @@
+"""The type rules: compare two JSON Schemas node by node and name every change by its rule.
+
+Types are compared by name. Inside a type the walk follows the structure: properties, items, union variants,
+constraints. Where both sides refer to the same named type it stops (that type is compared on its own); where a
+reference now points at another type, the two targets are compared in step, so a rename that keeps the shape
+reports nothing on the wire. Annotations (description, title, examples, x-*) only ever give description changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..loader import DataPath
+from .change import Change, Scope, Where
+from .snapshot import Snapshot
+
+_TEXTS = ("description", "title")
+_ANNOTATIONS = frozenset({*_TEXTS, "examples", "$comment", "deprecated", "readOnly", "writeOnly", "discriminator"})
+_LOWER = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum", "minContains")
+_UPPER = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum", "maxContains")
+_SHAPE = ("pattern", "format", "multipleOf", "contentEncoding", "contentMediaType", "propertyNames", "uniqueItems")
+_OPEN_OBJECT = ("additionalProperties", "unevaluatedProperties")
+_UNIONS = ("oneOf", "anyOf")
+# Keywords that the walk compares itself; every other keyword is compared as a whole (schema-changed).
+_HANDLED = frozenset(
+    {"type", "properties", "required", "items", "const", "enum", "default", "$ref", "allOf"}
+    | set(_LOWER)
+    | set(_UPPER)
+    | set(_SHAPE)
+    | set(_OPEN_OBJECT)
+    | set(_UNIONS)
+)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A schema with where it is written, on one side."""
+
+    schema: Any
+    file: str
+    path: DataPath
+
+    def at(self, *steps: str | int, key: bool = False) -> Where:
+        return Where(self.file, (*self.path, *steps), key)
+
+    def child(self, schema: Any, *steps: str | int) -> Node:
+        return Node(schema, self.file, (*self.path, *steps))
+
+
+Emit = Callable[[Change], None]
+
+
+class TypeComparer:
+    """Compares the types two snapshots share, reporting through `emit`."""
+
+    def __init__(self, old: Snapshot, new: Snapshot, emit: Emit) -> None:
+        self.old, self.new, self.emit = old, new, emit
+        self.in_step: set[tuple[str, str]] = set()
+
+    def named(self, old_name: str, new_name: str, subject: str | None = None) -> None:
+        """Compare old type `old_name` with new type `new_name` (the same name, or a method's retargeted type)."""
+        if (old_name, new_name) in self.in_step:
+            return
+        self.in_step.add((old_name, new_name))
+        owner = new_name
+        a, b = self._def(self.old, old_name), self._def(self.new, new_name)
+        self.node(a, b, subject or new_name, owner)
+
+    @staticmethod
+    def _def(side: Snapshot, name: str) -> Node:
+        file, path = side.origins[name]
+        return Node(side.types[name], file, path)
+
+    # -- reporting ------------------------------------------------------------------------------------------
+    def _report(self, rule: str, subject: str, owner: str, text: str, a: Where | None, b: Where | None) -> None:
+        self.emit(Change(rule, subject, f"{subject}: {text}", Scope("type", owner), a, b))
+
+    # -- the walk -------------------------------------------------------------------------------------------
+    def node(self, a: Node, b: Node, subject: str, owner: str) -> None:
+        if isinstance(a.schema, dict) and isinstance(b.schema, dict):
+            self._texts(a, b, subject, owner)
+        a, null_a = self._view(a, self.old)
+        b, null_b = self._view(b, self.new)
+        if null_a != null_b:
+            rule = "nullability-removed" if null_a else "nullability-added"
+            said = "no longer accepts null" if null_a else "now accepts null"
+            self._report(rule, subject, owner, said, a.at(), b.at())
+        ra, rb = _ref(a.schema), _ref(b.schema)
+        if ra is not None and ra == rb:
+            return  # the same named type: compared on its own
+        if ra is not None or rb is not None:
+            pair = (ra or f"@{a.file}{a.path}", rb or f"@{b.file}{b.path}")
+            if pair in self.in_step:
+                return
+            self.in_step.add(pair)
+            if (ra is not None and ra not in self.old.types) or (rb is not None and rb not in self.new.types):
+                return  # a dangling reference is the loader's business
+            a2 = self._def(self.old, ra) if ra is not None else a
+            b2 = self._def(self.new, rb) if rb is not None else b
+            self.node(a2, b2, subject, owner)
+            return
+        if not isinstance(a.schema, dict) or not isinstance(b.schema, dict):
+            if _strip(a.schema) != _strip(b.schema):
+                self._report("schema-changed", subject, owner, "the schema changed", a.at(), b.at())
+            return
+        self._shapes(a, b, subject, owner)
+
+    def _texts(self, a: Node, b: Node, subject: str, owner: str) -> None:
+        for key in _TEXTS:
+            old, new = a.schema.get(key), b.schema.get(key)
+            if old != new and (isinstance(old, str) or isinstance(new, str)):
+                said = "removed" if new is None else "added" if old is None else "changed"
+                self._report("description-changed", subject, owner, f"{key} {said}", a.at(key), b.at(key))
+
+    def _view(self, node: Node, side: Snapshot) -> tuple[Node, bool]:
+        """The node without annotations, a lone allOf wrapper, or the null it also accepts; and whether it did."""
+        nullable = False
+        while isinstance(node.schema, dict):
+            schema = _strip(node.schema)
+            if set(schema) == {"allOf"} and isinstance(schema["allOf"], list) and len(schema["allOf"]) == 1:
+                node = node.child(schema["allOf"][0], "allOf", 0)
+                continue
+            kinds = schema.get("type")
+            if isinstance(kinds, list) and "null" in kinds and len(kinds) > 1:
+                nullable = True
+                rest = [k for k in kinds if k != "null"]
+                node = Node({**node.schema, "type": rest[0] if len(rest) == 1 else rest}, node.file, node.path)
+                continue
+            union = next((k for k in _UNIONS if k in schema), None)
+            if union and set(schema) == {union} and isinstance(schema[union], list) and len(schema[union]) == 2:
+                nulls = [i for i, o in enumerate(schema[union]) if _strip(o) == {"type": "null"}]
+                if len(nulls) == 1:
+                    nullable = True
+                    other = 1 - nulls[0]
+                    node = node.child(schema[union][other], union, other)
+                    continue
+            if isinstance(schema.get("enum"), list) and None in schema["enum"] and len(schema["enum"]) > 1:
+                nullable = True
+                node = Node({**node.schema, "enum": [v for v in schema["enum"] if v is not None]}, node.file, node.path)
+                continue
+            break
+        return node, nullable
+
+    # -- what a node is -------------------------------------------------------------------------------------
+    def _shapes(self, a: Node, b: Node, subject: str, owner: str) -> None:
+        va, vb = _value_set(a.schema), _value_set(b.schema)
+        ua, ub = self._tagged(a, self.old), self._tagged(b, self.new)
+        if va is not None and vb is not None:
+            self._value_sets(a, b, va, vb, subject, owner)
+            self._keywords(a, b, subject, owner, skip=set(_UNIONS) | {"enum", "const", "type"})
+            return
+        if ua is not None and ub is not None:
+            self._unions(a, b, ua, ub, subject, owner)
+            self._keywords(a, b, subject, owner, skip=set(_UNIONS))
+            return
+        if va is not None or vb is not None:
+            plain = b.schema if va is not None else a.schema
+            if not any(k in plain for k in (*_UNIONS, "enum", "const")):
+                closed = (va or vb)[1] is False  # type: ignore[index]
+                if closed:  # a free value became a fixed set (or back)
+                    rule = "constraint-tightened" if vb is not None else "constraint-loosened"
+                    said = "now limited to fixed values" if vb is not None else "no longer limited to fixed values"
+                    self._report(rule, subject, owner, said, a.at(), b.at())
+                    return
+        has_a = any(k in a.schema for k in _UNIONS)
+        has_b = any(k in b.schema for k in _UNIONS)
+        if (ua is None) != (ub is None) or has_a != has_b:
+            self._report("type-changed", subject, owner, "changed between a union and a single shape", a.at(), b.at())
+            return
+        if has_a and has_b:
+            self._branches(a, b, subject, owner)
+            self._keywords(a, b, subject, owner, skip=set(_UNIONS))
+            return
+        self._keywords(a, b, subject, owner, skip=set())
+
+    def _tagged(self, node: Node, side: Snapshot) -> tuple[str, dict[Any, Node], bool] | None:
+        """A tagged union: (tag property, variants by tag value, open?). Open: a branch that fixes no tag value."""
+        union = next((k for k in _UNIONS if k in node.schema), None)
+        if union is None or not isinstance(node.schema[union], list):
+            return None
+        branches = [node.child(o, union, i) for i, o in enumerate(node.schema[union])]
+        merged = [self._merged(br.schema, side) for br in branches]
+        tags: set[str] | None = None
+        for m in merged:
+            consts = {k for k, p in m.get("properties", {}).items() if isinstance(p, dict) and "const" in _strip(p)}
+            if consts or "not" not in m:
+                tags = consts if tags is None else tags & consts
+        if not tags or len(tags) != 1:
+            return None
+        tag = next(iter(tags))
+        variants: dict[Any, Node] = {}
+        is_open = False
+        for br, m in zip(branches, merged, strict=True):
+            prop = m.get("properties", {}).get(tag)
+            if isinstance(prop, dict) and "const" in _strip(prop):
+                variants[_strip(prop)["const"]] = br
+            else:
+                is_open = True
+        return tag, variants, is_open
+
+    def _merged(self, schema: Any, side: Snapshot, depth: int = 0) -> dict[str, Any]:
+        """A union branch with its $ref resolved and allOf members folded together (enough to find its tag)."""
+        if not isinstance(schema, dict) or depth > 8:
+            return {}
+        name = _ref(_strip(schema))
+        if name is not None:
+            return self._merged(side.types.get(name, {}), side, depth + 1)
+        out = dict(_strip(schema))
+        for member in out.pop("allOf", []) if isinstance(out.get("allOf"), list) else []:
+            part = self._merged(member, side, depth + 1)
+            out["properties"] = {**part.get("properties", {}), **out.get("properties", {})}
+            if "not" in part:
+                out.setdefault("not", part["not"])
+        return out
+
+    # -- unions ---------------------------------------------------------------------------------------------
+    def _value_sets(self, a: Node, b: Node, va: _Values, vb: _Values, subject: str, owner: str) -> None:
+        (old_values, old_open), (new_values, new_open) = va, vb
+        for value, steps in old_values.items():
+            if value not in new_values:
+                said = f"value {_show(value)} removed"
+                self._report("enum-value-removed", subject, owner, said, a.at(*steps), b.at())
+        for value, steps in new_values.items():
+            if value not in old_values:
+                self._report("enum-value-added", subject, owner, f"value {_show(value)} added", a.at(), b.at(*steps))
+        self._openness(a, b, old_open, new_open, subject, owner, "values")
+
+    def _openness(self, a: Node, b: Node, old_open: bool, new_open: bool, subject: str, owner: str, what: str) -> None:
+        if old_open and not new_open:
+            self._report("union-closed", subject, owner, f"unknown {what} are no longer accepted", a.at(), b.at())
+        elif new_open and not old_open:
+            self._report("union-opened", subject, owner, f"unknown {what} are now accepted", a.at(), b.at())
+
+    def _unions(self, a: Node, b: Node, ua: _Tagged, ub: _Tagged, subject: str, owner: str) -> None:
+        (tag_a, var_a, open_a), (tag_b, var_b, open_b) = ua, ub
+        if tag_a != tag_b:
+            said = f"variants are told apart by {tag_b!r} instead of {tag_a!r}"
+            self._report("discriminator-changed", subject, owner, said, a.at(), b.at())
+            return
+        for value, branch in var_a.items():
+            if value not in var_b:
+                said = f"variant {tag_a}={_show(value)} removed"
+                self._report("union-variant-removed", subject, owner, said, branch.at(), b.at())
+        for value, branch in var_b.items():
+            if value not in var_a:
+                said = f"variant {tag_a}={_show(value)} added"
+                self._report("union-variant-added", subject, owner, said, a.at(), branch.at())
+            else:
+                self.node(var_a[value], branch, f"{subject}[{tag_a}={value}]", owner)
+        self._openness(a, b, open_a, open_b, subject, owner, f"{tag_a} values")
+
+    def _branches(self, a: Node, b: Node, subject: str, owner: str) -> None:
+        """An untagged union: branches match by the type they name, or by their whole shape."""
+        ka = next(k for k in _UNIONS if k in a.schema)
+        kb = next(k for k in _UNIONS if k in b.schema)
+        if not isinstance(a.schema[ka], list) or not isinstance(b.schema[kb], list):
+            return
+        old = {_signature(o): a.child(o, ka, i) for i, o in enumerate(a.schema[ka])}
+        new = {_signature(o): b.child(o, kb, i) for i, o in enumerate(b.schema[kb])}
+        gone = [s for s in old if s not in new]
+        came = [s for s in new if s not in old]
+        if len(gone) == 1 and len(came) == 1:  # one branch edited in place: compare it
+            self.node(old[gone[0]], new[came[0]], f"{subject}|{_label(new[came[0]].schema)}", owner)
+            return
+        for sig in gone:
+            said = f"variant {_label(old[sig].schema)} removed"
+            self._report("union-variant-removed", subject, owner, said, old[sig].at(), b.at())
+        for sig in came:
+            said = f"variant {_label(new[sig].schema)} added"
+            self._report("union-variant-added", subject, owner, said, a.at(), new[sig].at())
+        if ka != kb:  # anyOf <-> oneOf: whether a value may match several branches
+            self._report("schema-changed", subject, owner, f"{ka} became {kb}", a.at(ka), b.at(kb))
+
+    # -- keywords of one shape ------------------------------------------------------------------------------
+    def _keywords(self, a: Node, b: Node, subject: str, owner: str, *, skip: set[str]) -> None:
+        sa, sb = _strip(a.schema), _strip(b.schema)
+        if "type" not in skip and not self._types(a, b, sa.get("type"), sb.get("type"), subject, owner):
+            return
+        self._properties(a, b, sa, sb, subject, owner)
+        for key in _OPEN_OBJECT:
+            self._open_object(a, b, key, sa.get(key), sb.get(key), subject, owner)
+        if isinstance(sa.get("items"), dict) and isinstance(sb.get("items"), dict):
+            self.node(a.child(sa["items"], "items"), b.child(sb["items"], "items"), f"{subject}[]", owner)
+        elif "items" in sa or "items" in sb:
+            self._presence(a, b, "items", sa, sb, subject, owner)
+        if "const" not in skip:
+            self._const(a, b, sa, sb, subject, owner)
+        if "enum" not in skip and ("enum" in sa) != ("enum" in sb):
+            self._presence(a, b, "enum", sa, sb, subject, owner)
+        for key in _LOWER + _UPPER:
+            self._bound(a, b, key, sa.get(key), sb.get(key), subject, owner)
+        for key in _SHAPE:
+            if sa.get(key) != sb.get(key):
+                self._presence(a, b, key, sa, sb, subject, owner)
+        if sa.get("default", _MISSING) != sb.get("default", _MISSING):
+            said = f"default {_show(sa.get('default', _MISSING))} became {_show(sb.get('default', _MISSING))}"
+            self._report("default-changed", subject, owner, said, a.at("default"), b.at("default"))
+        self._all_of(a, b, sa, sb, subject, owner)
+        for key in sorted((set(sa) | set(sb)) - _HANDLED):
+            if _strip_deep(sa.get(key)) != _strip_deep(sb.get(key)):
+                self._report("schema-changed", subject, owner, f"keyword {key} changed", a.at(key), b.at(key))
+
+    def _types(self, a: Node, b: Node, ta: Any, tb: Any, subject: str, owner: str) -> bool:
+        """Compare `type`; False when the types are unrelated (then the rest of the node is not compared)."""
+        old, new = _type_set(ta), _type_set(tb)
+        if old == new:
+            return True
+        if _accepts(old, new) and not _accepts(new, old):
+            rule, said = "type-narrowed", f"type narrowed from {_types_text(ta)} to {_types_text(tb)}"
+        elif _accepts(new, old) and not _accepts(old, new):
+            rule, said = "type-widened", f"type widened from {_types_text(ta)} to {_types_text(tb)}"
+        else:
+            self._report(
+                "type-changed", subject, owner, f"type {_types_text(ta)} became {_types_text(tb)}", a.at(), b.at("type")
+            )
+            return False
+        self._report(rule, subject, owner, said, a.at("type"), b.at("type"))
+        return True
+
+    def _properties(self, a: Node, b: Node, sa: dict, sb: dict, subject: str, owner: str) -> None:
+        pa, pb = sa.get("properties", {}), sb.get("properties", {})
+        if not isinstance(pa, dict) or not isinstance(pb, dict):
+            return
+        ra, rb = set(sa.get("required", [])), set(sb.get("required", []))
+        for name in pa:
+            if name not in pb:
+                where = a.at("properties", name, key=True)
+                said = f"{'required' if name in ra else 'optional'} property removed"
+                self._report("property-removed", f"{subject}.{name}", owner, said, where, b.at("properties"))
+        for name in pb:
+            if name not in pa:
+                rule = "required-property-added" if name in rb else "property-added"
+                said = f"{'required' if name in rb else 'optional'} property added"
+                self._report(
+                    rule, f"{subject}.{name}", owner, said, a.at("properties"), b.at("properties", name, key=True)
+                )
+        for name in sorted((ra ^ rb) - (set(pa) ^ set(pb))):
+            now = name in rb
+            rule = "property-made-required" if now else "property-made-optional"
+            said = "now required" if now else "no longer required"
+            self._report(rule, f"{subject}.{name}", owner, said, a.at("required"), b.at("required"))
+        for name in pa:
+            if name in pb:
+                self.node(
+                    a.child(pa[name], "properties", name),
+                    b.child(pb[name], "properties", name),
+                    f"{subject}.{name}",
+                    owner,
+                )
+
+    def _open_object(self, a: Node, b: Node, key: str, old: Any, new: Any, subject: str, owner: str) -> None:
+        if isinstance(old, dict) and isinstance(new, dict) and _strip(old) and _strip(new):
+            self.node(a.child(old, key), b.child(new, key), f"{subject}{{*}}", owner)
+            return
+        closed_a, closed_b = old is False, new is False
+        if closed_a == closed_b:
+            if _strip_deep(old) != _strip_deep(new) and not (_open(old) and _open(new)):
+                self._report("schema-changed", subject, owner, f"{key} changed", a.at(key), b.at(key))
+            return
+        rule = "additional-properties-closed" if closed_b else "additional-properties-opened"
+        said = "no longer accepts properties it does not list" if closed_b else "now accepts unlisted properties"
+        self._report(rule, subject, owner, f"{said} ({key})", a.at(key), b.at(key))
+
+    def _const(self, a: Node, b: Node, sa: dict, sb: dict, subject: str, owner: str) -> None:
+        if sa.get("const", _MISSING) == sb.get("const", _MISSING):
+            return
+        if "const" in sa and "const" in sb:
+            said = f"constant {_show(sa['const'])} became {_show(sb['const'])}"
+            self._report("const-changed", subject, owner, said, a.at("const"), b.at("const"))
+        else:
+            self._presence(a, b, "const", sa, sb, subject, owner)
+
+    def _presence(self, a: Node, b: Node, key: str, sa: dict, sb: dict, subject: str, owner: str) -> None:
+        """A constraint that was added (tighter), removed (looser) or replaced (changed)."""
+        if key not in sa:
+            rule, said = "constraint-tightened", f"{key} {_show(sb[key])} added"
+        elif key not in sb:
+            rule, said = "constraint-loosened", f"{key} {_show(sa[key])} removed"
+        elif key == "uniqueItems":
+            rule = "constraint-tightened" if sb[key] else "constraint-loosened"
+            said = f"uniqueItems {_show(sa[key])} became {_show(sb[key])}"
+        else:
+            rule, said = "constraint-changed", f"{key} {_show(sa[key])} became {_show(sb[key])}"
+        if key == "uniqueItems" and key in sa and key not in sb and not sa[key]:
+            return
+        self._report(rule, subject, owner, said, a.at(key), b.at(key))
+
+    def _bound(self, a: Node, b: Node, key: str, old: Any, new: Any, subject: str, owner: str) -> None:
+        if old == new:
+            return
+        lower = key in _LOWER
+        if old is None:
+            tighter, said = True, f"{key} {_show(new)} added"
+        elif new is None:
+            tighter, said = False, f"{key} {_show(old)} removed"
+        else:
+            tighter, said = (new > old) == lower, f"{key} {_show(old)} became {_show(new)}"
+        rule = "constraint-tightened" if tighter else "constraint-loosened"
+        self._report(rule, subject, owner, said, a.at(key), b.at(key))
+
+    def _all_of(self, a: Node, b: Node, sa: dict, sb: dict, subject: str, owner: str) -> None:
+        la, lb = sa.get("allOf"), sb.get("allOf")
+        if la == lb:
+            return
+        if isinstance(la, list) and isinstance(lb, list) and len(la) == len(lb):
+            for i, (x, y) in enumerate(zip(la, lb, strict=True)):
+                self.node(a.child(x, "allOf", i), b.child(y, "allOf", i), subject, owner)
+        elif _strip_deep(la) != _strip_deep(lb):
+            self._report("schema-changed", subject, owner, "allOf changed", a.at("allOf"), b.at("allOf"))
+
+
+# -- small helpers ----------------------------------------------------------------------------------------------
+_MISSING = object()
+_Values = tuple[dict[Any, tuple[str | int, ...]], bool]
+_Tagged = tuple[str, dict[Any, Node], bool]
+
+
+def _strip(node: Any) -> Any:
+    """A schema without its annotations (one level)."""
+    if not isinstance(node, dict):
+        return node
+    return {k: v for k, v in node.items() if k not in _ANNOTATIONS and not k.startswith("x-")}
+
+
+def _strip_deep(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_deep(v) for k, v in _strip(node).items()}
+    if isinstance(node, list):
+        return [_strip_deep(v) for v in node]
+    return node
+
+
+def _ref(node: Any) -> str | None:
+    """The type a schema is a pure reference to (annotations aside), else None."""
+    if isinstance(node, dict):
+        stripped = _strip(node)
+        if set(stripped) == {"$ref"} and isinstance(stripped["$ref"], str):
+            return stripped["$ref"].rsplit("/", 1)[-1]
+    return None
+
+
+def _open(value: Any) -> bool:
+    return value is None or value is True or (isinstance(value, dict) and not _strip(value))
+
+
+def _value_set(schema: dict[str, Any]) -> _Values | None:
+    """A fixed set of values (`enum`, or a union of constants), with the steps to each value; open when a
+    catch-all branch (a bare type) accepts values beyond the set."""
+    schema = _strip(schema)
+    if isinstance(schema.get("enum"), list):
+        return {_hashable(v): ("enum", i) for i, v in enumerate(schema["enum"])}, False
+    union = next((k for k in _UNIONS if k in schema), None)
+    if union is None or not isinstance(schema[union], list) or not schema[union]:
+        return None
+    values: dict[Any, tuple[str | int, ...]] = {}
+    is_open = False
+    for i, branch in enumerate(schema[union]):
+        branch = _strip(branch) if isinstance(branch, dict) else None
+        if branch is None:
+            return None
+        if "const" in branch and set(branch) <= {"const", "type"}:
+            values[_hashable(branch["const"])] = (union, i)
+        elif set(branch) == {"type"} and branch["type"] != "null":
+            is_open = True
+        else:
+            return None
+    return (values, is_open) if values else None
+
+
+def _hashable(value: Any) -> Any:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+
+
+def _unwrap(schema: Any) -> Any:
+    """Without annotations and lone allOf wrappers (how published schemas annotate a $ref)."""
+    while isinstance(schema, dict):
+        stripped = _strip(schema)
+        if set(stripped) == {"allOf"} and isinstance(stripped["allOf"], list) and len(stripped["allOf"]) == 1:
+            schema = stripped["allOf"][0]
+            continue
+        return stripped
+    return schema
+
+
+def _signature(schema: Any) -> str:
+    schema = _unwrap(schema)
+    name = _ref(schema)
+    return f"ref:{name}" if name is not None else json.dumps(_strip_deep(schema), sort_keys=True)
+
+
+def _label(schema: Any) -> str:
+    schema = _unwrap(schema)
+    name = _ref(schema)
+    if name is not None:
+        return name
+    text = json.dumps(_strip_deep(schema), sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "(none)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_set(value: Any) -> frozenset[str] | None:
+    """The JSON types a `type` keyword allows (None: any type)."""
+    if value is None:
+        return None
+    return frozenset(value if isinstance(value, list) else [value])
+
+
+def _accepts(wide: frozenset[str] | None, narrow: frozenset[str] | None) -> bool:
+    """Whether every value of the `narrow` types is also one of the `wide` types."""
+    if wide is None:
+        return True
+    if narrow is None:
+        return False
+    return all(t in wide or (t == "integer" and "number" in wide) for t in narrow)
+
+
+def _types_text(value: Any) -> str:
+    if value is None:
+        return "any"
+    return " | ".join(value) if isinstance(value, list) else str(value)
