@@ -58,11 +58,14 @@ def load_accepted(spec_dir: Path, root: Path) -> tuple[list[Acceptance], list[Di
     if doc is None:
         return [], diagnostics
     problems = check_structure(doc, meta)
-    if problems:
-        return [], [*diagnostics, *problems]
+    diagnostics.extend(problems)
     entries: list[Acceptance] = []
     seen: dict[tuple[str, str, str], int] = {}
-    for i, item in enumerate(doc.data.get("accepted", [])):
+    items = doc.data.get("accepted", []) if isinstance(doc.data, dict) else []
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        # meaning checks run on every well-formed entry, so that one run shows every problem
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("rule", "subject")):
+            continue
         rule = BY_ID.get(item["rule"])
         if rule is None:
             diagnostics.append(
@@ -79,8 +82,9 @@ def load_accepted(spec_dir: Path, root: Path) -> tuple[list[Acceptance], list[Di
             diagnostics.append(Diagnostic(doc.locate(("accepted", i)), "duplicate-acceptance", message))
             continue
         seen[key] = i
-        version = parse_version(str(item["version"]))
-        assert version is not None  # the meta-schema's pattern guarantees it
+        version = parse_version(str(item.get("version", "")))
+        if version is None or not isinstance(item.get("reason"), str):
+            continue  # reported by the meta-schema check
         entries.append(
             Acceptance(
                 item["rule"],
@@ -91,7 +95,7 @@ def load_accepted(spec_dir: Path, root: Path) -> tuple[list[Acceptance], list[Di
                 doc.locate(("accepted", i)),
             )
         )
-    return entries, diagnostics
+    return (entries if not diagnostics else []), diagnostics
 
 
 def check_accepted(spec_dir: Path, root: Path) -> list[Diagnostic]:
