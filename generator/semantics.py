@@ -349,9 +349,7 @@ def _with_example(method: model.Method, found: dict[str, model.Example]) -> mode
 def _schema_problems(schema_text: str) -> tuple[tuple[DataPath, str], ...]:
     """Meta-schema problems of one type schema, cached by its JSON text: the check dominates loading, and
     `diff` loads two versions of a spec that share most of their types."""
-    return tuple(
-        (tuple(p.absolute_path), p.message) for p in _META_VALIDATOR.iter_errors(json.loads(schema_text))
-    )
+    return tuple((tuple(p.absolute_path), p.message) for p in _META_VALIDATOR.iter_errors(json.loads(schema_text)))
 
 
 def _is_nullable_key(prop: dict[str, Any]) -> bool:

@@ -94,7 +94,8 @@ def test_bad_accepted_breaks_file_gets_positions_and_exit_2(tmp_path: Path) -> N
     assert "Traceback" not in result.err
     lines = result.err.splitlines()
     assert lines[:-1] == [
-        "new/spec/accepted-breaks.yaml:2:11: error[unknown-rule]: 'no-such-rule' is not a rule id (at accepted[0].rule)",
+        "new/spec/accepted-breaks.yaml:2:11: error[unknown-rule]: 'no-such-rule' is not a rule id "
+        "(at accepted[0].rule)",
         "new/spec/accepted-breaks.yaml:6:11: error[not-a-breaking-rule]: rule 'method-added' is never breaking, so "
         "there is nothing to accept (at accepted[1].rule)",
         "new/spec/accepted-breaks.yaml:12:14: error[invalid-format]: 'soon' does not match the pattern "
