@@ -263,7 +263,8 @@ class TypeComparer:
         gone = [s for s in old if s not in new]
         came = [s for s in new if s not in old]
         if len(gone) == 1 and len(came) == 1:  # one branch edited in place: compare it
-            self.node(old[gone[0]], new[came[0]], f"{subject}|{_label(new[came[0]].schema)}", owner)
+            edited = new[came[0]]
+            self.node(old[gone[0]], edited, f"{subject}|{kb}[{edited.path[-1]}]", owner)
             return
         for sig in gone:
             said = f"variant {_label(old[sig].schema)} removed"
