@@ -7,7 +7,6 @@ loaded the first time a position in them is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from ..diagnostics import Location
 from ..loader import DataPath, Document, load_document
 from ..model import SIDE_OF_DIRECTION
+from ..render.schema import _reachable as reachable  # one walk over $refs, shared with the schema renderer
 from .accepted import Acceptance, Version
 from .rules import READ, WRITTEN
 
@@ -102,7 +102,7 @@ class Snapshot:
             for method in self.methods.values():
                 stable = method.stability == "stable"
                 for role, root in ((READ, method.params), (WRITTEN, method.result)):
-                    for name in _closure(root, self.types):
+                    for name in reachable(self.types, {root} if root else set()):
                         found.setdefault(name, set()).add((role, stable))
             self._reach = found
         return self._reach
@@ -116,29 +116,3 @@ class Snapshot:
             for key, m in self.methods.items()
         }
         return Snapshot(self.label, SCHEMA, methods, self.types, self.origins, self.files, self.prefix)
-
-
-def _closure(root: str | None, types: dict[str, Any]) -> set[str]:
-    """The type `root` and every type it reaches through $refs."""
-    seen: set[str] = set()
-    todo = [root] if root else []
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in types:
-            continue
-        seen.add(name)
-        todo.extend(refs_in(types[name]))
-    return seen
-
-
-def refs_in(value: Any) -> Iterable[str]:
-    """The names of every `$ref` inside a schema (only local `#/$defs/Name` references)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "$ref" and isinstance(item, str):
-                yield item.rsplit("/", 1)[-1]
-            else:
-                yield from refs_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from refs_in(item)
