@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from generator.diff.report import JSON_KEYS
-from generator.diff.rules import BREAKING, RULES
-from tests.diff.support import CASES, case_names, run_case
+from generator.diff.rules import BREAKING, BY_ID, RULES
+from tests.diff.support import CASES, build_side, case_names, run_case
+from tests.support import run_generator
 
 LINE = re.compile(r"^\S+:\d+:\d+: (breaking|compatible|unstable|accepted)\[[a-z-]+\]: .+$")
 
@@ -43,3 +44,36 @@ def test_fixture_pair(case: str, tmp_path: Path) -> None:
         f"{r['path']}:{r['line']}:{r['column']}: {r['severity']}[{r['rule']}]: {r['message']}" for r in rows
     ] == lines
     assert all(r["message"].startswith(r["subject"] + ":") for r in rows)
+
+
+@pytest.mark.parametrize("case", [r.id for r in RULES if r.reverse is not None])
+def test_a_fixture_pair_read_backwards_reports_the_reverse_rule(case: str, tmp_path: Path) -> None:
+    """Swap OLD and NEW: the same subject is reported by the rule's reverse (or by a rule whose reverse it is)."""
+    _, forward, _ = run_case(case, tmp_path / "forward", "json")
+    build_side(tmp_path / "backward", case, "old")
+    build_side(tmp_path / "backward", case, "new")
+    extra_file = CASES / case / "args"
+    extra = extra_file.read_text().split() if extra_file.exists() else []
+    back = tmp_path / "backward"
+    result = run_generator(
+        "diff", str(back / "new"), str(back / "old"), "--root", str(back), "--format", "json", *extra
+    )
+    backward = json.loads(result.out)
+    rule = BY_ID[case]
+    for f in (row for row in json.loads(forward) if row["rule"] == case):
+        partners = [
+            g
+            for g in backward
+            if g["subject"] == f["subject"] and (g["rule"] == rule.reverse or BY_ID[g["rule"]].reverse == case)
+        ]
+        assert partners, f"{f['message']}: nothing reports it backwards in {[g['message'] for g in backward]}"
+        g = partners[0]
+        back = BY_ID[g["rule"]]
+        if case.startswith("method-stability-"):
+            # unstable-ness follows OLD's stability, which is exactly what these rules flip
+            assert {f["severity"], g["severity"]} == {"unstable", "breaking"}
+        elif f["severity"] == "unstable":
+            assert g["severity"] == "unstable"
+        elif not rule.direction_aware and not back.direction_aware:
+            # the registry's severities hold both ways; a rule and its reverse differ where the registry says so
+            assert (f["severity"], g["severity"]) == (rule.read, back.read)
