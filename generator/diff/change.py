@@ -23,7 +23,7 @@ class Scope:
     kind: str  # "method", "type", "variant" or "global"
     name: str = ""  # method name, or type name
     method_kind: str = ""  # for "method" and "variant"
-    variant: str = ""
+    unstable_variant: bool = False  # a variant that is unstable itself, in a stable method
 
 
 @dataclass(frozen=True)

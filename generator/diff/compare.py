@@ -151,7 +151,7 @@ class _Methods:
         for name in va.keys() | vb.keys():
             x, y = va.get(name), vb.get(name)
             stability = (x or y).stability  # type: ignore[union-attr]
-            scope = Scope("variant", a.name, a.kind, name if stability == "unstable" else "")
+            scope = Scope("variant", a.name, a.kind, unstable_variant=stability == "unstable")
             full = f"{subject}[{name}]"
             if y is None:
                 where = Where(a.file, ("variants", x.index, "name"))  # type: ignore[union-attr]
@@ -198,6 +198,15 @@ def _retry_vocabulary(old: Snapshot, new: Snapshot, emit) -> None:
             emit(
                 Change(
                     "retry-class-added", name, f"{name}: retry class added", Scope("global"), None, Where(file, path)
+                )
+            )
+    for label in sorted(old.prose.keys() & new.prose.keys()):
+        x, y = old.prose[label], new.prose[label]
+        if x.value != y.value:
+            said = f"{label}: text changed"
+            emit(
+                Change(
+                    "description-changed", label, said, Scope("global"), Where(x.file, x.path), Where(y.file, y.path)
                 )
             )
     changed_classes = set(old.classes) ^ set(new.classes)  # their decisions come and go with them
@@ -278,7 +287,7 @@ class _Grader:
         if scope.kind in ("method", "variant"):
             key = (scope.name, scope.method_kind)
             m = self.old.methods.get(key) or self.new.methods.get(key)
-            return (m is not None and m.stability == "unstable") or bool(scope.variant)
+            return (m is not None and m.stability == "unstable") or scope.unstable_variant
         if scope.kind == "type":
             reach = self.reach_old if scope.name in self.old.types else self.reach_new
             found = reach.get(scope.name, set())

@@ -54,8 +54,8 @@ class MethodView:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """One decision of the retry-class table: its value and where it is written."""
+class Leaf:
+    """A value of the retry-class file (a decision, or a text) and where it is written."""
 
     value: str
     file: str
@@ -76,7 +76,8 @@ class Snapshot:
     classes: tuple[str, ...] = ()  # retry classes, from the most to the least forgiving (the spec's order)
     class_paths: dict[str, tuple[str, DataPath]] = field(default_factory=dict)
     decisions: tuple[str, ...] = ()  # decision names, from the most to the least forgiving
-    decision_table: dict[str, Decision] = field(default_factory=dict)
+    decision_table: dict[str, Leaf] = field(default_factory=dict)
+    prose: dict[str, Leaf] = field(default_factory=dict)  # titles, summaries, meanings, descriptions
     accepted: list[Acceptance] = field(default_factory=list)
     version: Version | None = None
     _docs: dict[str, Document | None] = field(default_factory=dict)

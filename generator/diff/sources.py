@@ -16,7 +16,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Location, SpecError, display_path
 from ..loader import DataPath, load_document
 from .accepted import Version, load_accepted, parse_version
-from .snapshot import SCHEMA, SPEC, Decision, MethodView, Snapshot, Variant
+from .snapshot import SCHEMA, SPEC, Leaf, MethodView, Snapshot, Variant
 
 CLASSES_FILE = "retry-classes.yaml"
 STABLE_SIBLING = "schema.json"  # beside a published schema.unstable.json: the stable entries
@@ -104,7 +104,7 @@ def load_spec_dir(spec_dir: Path, root: Path, *, label: str, prefix: str = "") -
     decision_names = tuple(d.name for d in spec.decisions)
     table = (
         {
-            label: Decision(value, classes_file, path)
+            label: Leaf(value, classes_file, path)
             for label, value, path in decision_leaves(classes_doc.data, set(decision_names))
         }
         if classes_doc is not None
@@ -123,6 +123,10 @@ def load_spec_dir(spec_dir: Path, root: Path, *, label: str, prefix: str = "") -
         class_paths={c.name: (classes_file, ("classes", i, "name")) for i, c in enumerate(spec.classes)},
         decisions=decision_names,
         decision_table=table,
+        prose={
+            label: Leaf(text, classes_file, path)
+            for label, text, path in prose_leaves(classes_doc.data if classes_doc else {})
+        },
         accepted=[a for a in accepted],
     )
 
@@ -154,6 +158,24 @@ def decision_leaves(
 
 
 _SECTIONS = frozenset({"classes", "decisions"})
+_PROSE = frozenset({"title", "summary", "meaning", "description"})
+
+
+def prose_leaves(data: Any, path: DataPath = (), label: tuple[str, ...] = ()) -> list[tuple[str, str, DataPath]]:
+    """Every text of the retry-class file (titles, summaries, meanings, descriptions), labelled like decisions:
+    `classes/keyed/meaning`, `failureKinds/no-response/description`."""
+    out: list[tuple[str, str, DataPath]] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in _PROSE and isinstance(value, str):
+                out.append(("/".join((*label, key)), value, (*path, key)))
+            else:
+                out += prose_leaves(value, (*path, key), (*label, str(key)))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            ident = item.get("name", item.get("code", i)) if isinstance(item, dict) else i
+            out += prose_leaves(item, (*path, i), (*label, str(ident)))
+    return out
 
 
 # -- published schemas ----------------------------------------------------------------------------------------
