@@ -109,12 +109,11 @@ class _Methods:
                 # a removal points at OLD, where the line still is
                 wb = Where(b.file, (role,), True) if y is not None else None
                 self.change("method-types-changed", a, said, Where(a.file, (role,), True), wb)
-        for path, text in b.texts:
-            if dict(a.texts).get(path) not in (None, text) and text:
-                said = f"{path} changed"
-                self.change(
-                    "description-changed", a, said, Where(a.file, _text_path(path)), Where(b.file, _text_path(path))
-                )
+        before = {label: (text, path) for label, text, path in a.texts}
+        for label, text, path in b.texts:
+            if label in before and before[label][0] != text:
+                said = f"{label} changed"
+                self.change("description-changed", a, said, Where(a.file, before[label][1]), Where(b.file, path))
         if a.retry_class is None or b.retry_class is None:
             return  # a published schema has no retry data
         self.retry(a, b)
@@ -249,13 +248,6 @@ def _method_path(m: MethodView, side: Snapshot) -> tuple:
     if side.kind == SPEC:
         return ("method",)
     return ("$defs", m.params or m.result or "")
-
-
-def _text_path(path: str) -> tuple:
-    out: list[str | int] = []
-    for part in path.replace("[", ".").replace("]", "").split("."):
-        out.append(int(part) if part.isdigit() else part)
-    return tuple(out)
 
 
 # -- severities ------------------------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ class MethodView:
     key_param: str | None = None
     success_errors: tuple[int, ...] = ()
     variants: tuple[Variant, ...] = ()
-    texts: tuple[tuple[str, str], ...] = ()  # (field path, text): summary, repeat, ... for description changes
+    # (label, text, data path) of the prose: summary, description, repeat texts; for description changes
+    texts: tuple[tuple[str, str, DataPath], ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:

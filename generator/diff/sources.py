@@ -91,10 +91,17 @@ def load_spec_dir(spec_dir: Path, root: Path, *, label: str, prefix: str = "") -
             success_errors=tuple(e.code for e in m.success_errors),
             variants=tuple(Variant(v.name, v.retry_class, v.stability, i) for i, v in enumerate(m.variants)),
             texts=(
-                ("summary", m.summary),
-                ("description", m.description),
-                ("retry.repeat", m.repeat),
-                *tuple((f"variants[{i}].repeat", v.repeat) for i, v in enumerate(m.variants)),
+                ("summary", m.summary, ("summary",)),
+                ("description", m.description, ("description",)),
+                ("retry.repeat", m.repeat, ("retry", "repeat")),
+                *(
+                    (f"variants[{v.name}].summary", v.summary, ("variants", i, "summary"))
+                    for i, v in enumerate(m.variants)
+                ),
+                *(
+                    (f"variants[{v.name}].repeat", v.repeat, ("variants", i, "repeat"))
+                    for i, v in enumerate(m.variants)
+                ),
             ),
         )
     types = {t.name: t.schema for t in spec.types}
