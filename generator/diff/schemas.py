@@ -82,8 +82,8 @@ class TypeComparer:
     def node(self, a: Node, b: Node, subject: str, owner: str) -> None:
         if isinstance(a.schema, dict) and isinstance(b.schema, dict):
             self._texts(a, b, subject, owner)
-        a, null_a = self._view(a, self.old)
-        b, null_b = self._view(b, self.new)
+        a, null_a = _view(a)
+        b, null_b = _view(b)
         if null_a != null_b:
             rule = "nullability-removed" if null_a else "nullability-added"
             said = "no longer accepts null" if null_a else "now accepts null"
@@ -114,35 +114,6 @@ class TypeComparer:
             if old != new and (isinstance(old, str) or isinstance(new, str)):
                 said = "removed" if new is None else "added" if old is None else "changed"
                 self._report("description-changed", subject, owner, f"{key} {said}", a.at(key), b.at(key))
-
-    def _view(self, node: Node, side: Snapshot) -> tuple[Node, bool]:
-        """The node without annotations, a lone allOf wrapper, or the null it also accepts; and whether it did."""
-        nullable = False
-        while isinstance(node.schema, dict):
-            schema = _strip(node.schema)
-            if set(schema) == {"allOf"} and isinstance(schema["allOf"], list) and len(schema["allOf"]) == 1:
-                node = node.child(schema["allOf"][0], "allOf", 0)
-                continue
-            kinds = schema.get("type")
-            if isinstance(kinds, list) and "null" in kinds and len(kinds) > 1:
-                nullable = True
-                rest = [k for k in kinds if k != "null"]
-                node = Node({**node.schema, "type": rest[0] if len(rest) == 1 else rest}, node.file, node.path)
-                continue
-            union = next((k for k in _UNIONS if k in schema), None)
-            if union and set(schema) == {union} and isinstance(schema[union], list) and len(schema[union]) == 2:
-                nulls = [i for i, o in enumerate(schema[union]) if _strip(o) == {"type": "null"}]
-                if len(nulls) == 1:
-                    nullable = True
-                    other = 1 - nulls[0]
-                    node = node.child(schema[union][other], union, other)
-                    continue
-            if isinstance(schema.get("enum"), list) and None in schema["enum"] and len(schema["enum"]) > 1:
-                nullable = True
-                node = Node({**node.schema, "enum": [v for v in schema["enum"] if v is not None]}, node.file, node.path)
-                continue
-            break
-        return node, nullable
 
     # -- what a node is -------------------------------------------------------------------------------------
     def _shapes(self, a: Node, b: Node, subject: str, owner: str) -> None:
@@ -417,6 +388,36 @@ class TypeComparer:
 _MISSING = object()
 _Values = tuple[dict[Any, tuple[str | int, ...]], bool]
 _Tagged = tuple[str, dict[Any, Node], bool]
+
+
+def _view(node: Node) -> tuple[Node, bool]:
+    """The node without annotations, a lone allOf wrapper, or the null it also accepts; and whether it did."""
+    nullable = False
+    while isinstance(node.schema, dict):
+        schema = _strip(node.schema)
+        if set(schema) == {"allOf"} and isinstance(schema["allOf"], list) and len(schema["allOf"]) == 1:
+            node = node.child(schema["allOf"][0], "allOf", 0)
+            continue
+        kinds = schema.get("type")
+        if isinstance(kinds, list) and "null" in kinds and len(kinds) > 1:
+            nullable = True
+            rest = [k for k in kinds if k != "null"]
+            node = Node({**node.schema, "type": rest[0] if len(rest) == 1 else rest}, node.file, node.path)
+            continue
+        union = next((k for k in _UNIONS if k in schema), None)
+        if union and set(schema) == {union} and isinstance(schema[union], list) and len(schema[union]) == 2:
+            nulls = [i for i, o in enumerate(schema[union]) if _strip(o) == {"type": "null"}]
+            if len(nulls) == 1:
+                nullable = True
+                other = 1 - nulls[0]
+                node = node.child(schema[union][other], union, other)
+                continue
+        if isinstance(schema.get("enum"), list) and None in schema["enum"] and len(schema["enum"]) > 1:
+            nullable = True
+            node = Node({**node.schema, "enum": [v for v in schema["enum"] if v is not None]}, node.file, node.path)
+            continue
+        break
+    return node, nullable
 
 
 def _strip(node: Any) -> Any:
