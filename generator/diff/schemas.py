@@ -8,22 +8,36 @@ reports nothing on the wire. Annotations (description, title, examples, x-*) onl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from ..loader import DataPath
 from .change import Change, Scope, Where
+from .shapes import (
+    MISSING,
+    TEXTS,
+    UNIONS,
+    Node,
+    Tagged,
+    Values,
+    accepts,
+    branch_label,
+    is_open,
+    ref_name,
+    show,
+    signature,
+    strip,
+    strip_deep,
+    type_set,
+    types_text,
+    value_set,
+    view,
+)
 from .snapshot import Snapshot
 
-_TEXTS = ("description", "title")
-_ANNOTATIONS = frozenset({*_TEXTS, "examples", "$comment", "deprecated", "readOnly", "writeOnly", "discriminator"})
 _LOWER = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum", "minContains")
 _UPPER = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum", "maxContains")
 _SHAPE = ("pattern", "format", "multipleOf", "contentEncoding", "contentMediaType", "propertyNames", "uniqueItems")
 _OPEN_OBJECT = ("additionalProperties", "unevaluatedProperties")
-_UNIONS = ("oneOf", "anyOf")
 # Keywords that the walk compares itself; every other keyword is compared as a whole (schema-changed).
 _HANDLED = frozenset(
     {"type", "properties", "required", "items", "const", "enum", "default", "$ref", "allOf"}
@@ -31,23 +45,8 @@ _HANDLED = frozenset(
     | set(_UPPER)
     | set(_SHAPE)
     | set(_OPEN_OBJECT)
-    | set(_UNIONS)
+    | set(UNIONS)
 )
-
-
-@dataclass(frozen=True)
-class Node:
-    """A schema with where it is written, on one side."""
-
-    schema: Any
-    file: str
-    path: DataPath
-
-    def at(self, *steps: str | int, key: bool = False) -> Where:
-        return Where(self.file, (*self.path, *steps), key)
-
-    def child(self, schema: Any, *steps: str | int) -> Node:
-        return Node(schema, self.file, (*self.path, *steps))
 
 
 Emit = Callable[[Change], None]
@@ -82,13 +81,13 @@ class TypeComparer:
     def node(self, a: Node, b: Node, subject: str, owner: str) -> None:
         if isinstance(a.schema, dict) and isinstance(b.schema, dict):
             self._texts(a, b, subject, owner)
-        a, null_a = _view(a)
-        b, null_b = _view(b)
+        a, null_a = view(a)
+        b, null_b = view(b)
         if null_a != null_b:
             rule = "nullability-removed" if null_a else "nullability-added"
             said = "no longer accepts null" if null_a else "now accepts null"
             self._report(rule, subject, owner, said, a.at(), b.at())
-        ra, rb = _ref(a.schema), _ref(b.schema)
+        ra, rb = ref_name(a.schema), ref_name(b.schema)
         if ra is not None and ra == rb:
             return  # the same named type: compared on its own
         if ra is not None or rb is not None:
@@ -103,13 +102,13 @@ class TypeComparer:
             self.node(a2, b2, subject, owner)
             return
         if not isinstance(a.schema, dict) or not isinstance(b.schema, dict):
-            if _strip(a.schema) != _strip(b.schema):
+            if strip(a.schema) != strip(b.schema):
                 self._report("schema-changed", subject, owner, "the schema changed", a.at(), b.at())
             return
         self._shapes(a, b, subject, owner)
 
     def _texts(self, a: Node, b: Node, subject: str, owner: str) -> None:
-        for key in _TEXTS:
+        for key in TEXTS:
             old, new = a.schema.get(key), b.schema.get(key)
             if old != new and (isinstance(old, str) or isinstance(new, str)):
                 said = "removed" if new is None else "added" if old is None else "changed"
@@ -117,46 +116,46 @@ class TypeComparer:
 
     # -- what a node is -------------------------------------------------------------------------------------
     def _shapes(self, a: Node, b: Node, subject: str, owner: str) -> None:
-        va, vb = _value_set(a.schema), _value_set(b.schema)
+        va, vb = value_set(a.schema), value_set(b.schema)
         ua, ub = self._tagged(a, self.old), self._tagged(b, self.new)
         if va is not None and vb is not None:
             self._value_sets(a, b, va, vb, subject, owner)
-            self._keywords(a, b, subject, owner, skip=set(_UNIONS) | {"enum", "const", "type"})
+            self._keywords(a, b, subject, owner, skip=set(UNIONS) | {"enum", "const", "type"})
             return
         if ua is not None and ub is not None:
             self._unions(a, b, ua, ub, subject, owner)
-            self._keywords(a, b, subject, owner, skip=set(_UNIONS))
+            self._keywords(a, b, subject, owner, skip=set(UNIONS))
             return
         if va is not None or vb is not None:
             plain = b.schema if va is not None else a.schema
-            if not any(k in plain for k in (*_UNIONS, "enum", "const")):
+            if not any(k in plain for k in (*UNIONS, "enum", "const")):
                 closed = (va or vb)[1] is False  # type: ignore[index]
                 if closed:  # a free value became a fixed set (or back)
                     rule = "constraint-tightened" if vb is not None else "constraint-loosened"
                     said = "now limited to fixed values" if vb is not None else "no longer limited to fixed values"
                     self._report(rule, subject, owner, said, a.at(), b.at())
                     return
-        has_a = any(k in a.schema for k in _UNIONS)
-        has_b = any(k in b.schema for k in _UNIONS)
+        has_a = any(k in a.schema for k in UNIONS)
+        has_b = any(k in b.schema for k in UNIONS)
         if (ua is None) != (ub is None) or has_a != has_b:
             self._report("type-changed", subject, owner, "changed between a union and a single shape", a.at(), b.at())
             return
         if has_a and has_b:
             self._branches(a, b, subject, owner)
-            self._keywords(a, b, subject, owner, skip=set(_UNIONS))
+            self._keywords(a, b, subject, owner, skip=set(UNIONS))
             return
         self._keywords(a, b, subject, owner, skip=set())
 
     def _tagged(self, node: Node, side: Snapshot) -> tuple[str, dict[Any, Node], bool] | None:
         """A tagged union: (tag property, variants by tag value, open?). Open: a branch that fixes no tag value."""
-        union = next((k for k in _UNIONS if k in node.schema), None)
+        union = next((k for k in UNIONS if k in node.schema), None)
         if union is None or not isinstance(node.schema[union], list):
             return None
         branches = [node.child(o, union, i) for i, o in enumerate(node.schema[union])]
         merged = [self._merged(br.schema, side) for br in branches]
         tags: set[str] | None = None
         for m in merged:
-            consts = {k for k, p in m.get("properties", {}).items() if isinstance(p, dict) and "const" in _strip(p)}
+            consts = {k for k, p in m.get("properties", {}).items() if isinstance(p, dict) and "const" in strip(p)}
             if consts or "not" not in m:
                 tags = consts if tags is None else tags & consts
         if not tags or len(tags) != 1:
@@ -166,8 +165,8 @@ class TypeComparer:
         is_open = False
         for br, m in zip(branches, merged, strict=True):
             prop = m.get("properties", {}).get(tag)
-            if isinstance(prop, dict) and "const" in _strip(prop):
-                variants[_strip(prop)["const"]] = br
+            if isinstance(prop, dict) and "const" in strip(prop):
+                variants[strip(prop)["const"]] = br
             else:
                 is_open = True
         return tag, variants, is_open
@@ -176,10 +175,10 @@ class TypeComparer:
         """A union branch with its $ref resolved and allOf members folded together (enough to find its tag)."""
         if not isinstance(schema, dict) or depth > 8:
             return {}
-        name = _ref(_strip(schema))
+        name = ref_name(strip(schema))
         if name is not None:
             return self._merged(side.types.get(name, {}), side, depth + 1)
-        out = dict(_strip(schema))
+        out = dict(strip(schema))
         for member in out.pop("allOf", []) if isinstance(out.get("allOf"), list) else []:
             part = self._merged(member, side, depth + 1)
             out["properties"] = {**part.get("properties", {}), **out.get("properties", {})}
@@ -188,15 +187,15 @@ class TypeComparer:
         return out
 
     # -- unions ---------------------------------------------------------------------------------------------
-    def _value_sets(self, a: Node, b: Node, va: _Values, vb: _Values, subject: str, owner: str) -> None:
+    def _value_sets(self, a: Node, b: Node, va: Values, vb: Values, subject: str, owner: str) -> None:
         (old_values, old_open), (new_values, new_open) = va, vb
         for value, steps in old_values.items():
             if value not in new_values:
-                said = f"value {_show(value)} removed"
+                said = f"value {show(value)} removed"
                 self._report("enum-value-removed", subject, owner, said, a.at(*steps), b.at())
         for value, steps in new_values.items():
             if value not in old_values:
-                self._report("enum-value-added", subject, owner, f"value {_show(value)} added", a.at(), b.at(*steps))
+                self._report("enum-value-added", subject, owner, f"value {show(value)} added", a.at(), b.at(*steps))
         self._openness(a, b, old_open, new_open, subject, owner, "values")
 
     def _openness(self, a: Node, b: Node, old_open: bool, new_open: bool, subject: str, owner: str, what: str) -> None:
@@ -205,7 +204,7 @@ class TypeComparer:
         elif new_open and not old_open:
             self._report("union-opened", subject, owner, f"unknown {what} are now accepted", a.at(), b.at())
 
-    def _unions(self, a: Node, b: Node, ua: _Tagged, ub: _Tagged, subject: str, owner: str) -> None:
+    def _unions(self, a: Node, b: Node, ua: Tagged, ub: Tagged, subject: str, owner: str) -> None:
         (tag_a, var_a, open_a), (tag_b, var_b, open_b) = ua, ub
         if tag_a != tag_b:
             said = f"variants are told apart by {tag_b!r} instead of {tag_a!r}"
@@ -213,11 +212,11 @@ class TypeComparer:
             return
         for value, branch in var_a.items():
             if value not in var_b:
-                said = f"variant {tag_a}={_show(value)} removed"
+                said = f"variant {tag_a}={show(value)} removed"
                 self._report("union-variant-removed", subject, owner, said, branch.at(), b.at())
         for value, branch in var_b.items():
             if value not in var_a:
-                said = f"variant {tag_a}={_show(value)} added"
+                said = f"variant {tag_a}={show(value)} added"
                 self._report("union-variant-added", subject, owner, said, a.at(), branch.at())
             else:
                 self.node(var_a[value], branch, f"{subject}[{tag_a}={value}]", owner)
@@ -225,12 +224,12 @@ class TypeComparer:
 
     def _branches(self, a: Node, b: Node, subject: str, owner: str) -> None:
         """An untagged union: branches match by the type they name, or by their whole shape."""
-        ka = next(k for k in _UNIONS if k in a.schema)
-        kb = next(k for k in _UNIONS if k in b.schema)
+        ka = next(k for k in UNIONS if k in a.schema)
+        kb = next(k for k in UNIONS if k in b.schema)
         if not isinstance(a.schema[ka], list) or not isinstance(b.schema[kb], list):
             return
-        old = {_signature(o): a.child(o, ka, i) for i, o in enumerate(a.schema[ka])}
-        new = {_signature(o): b.child(o, kb, i) for i, o in enumerate(b.schema[kb])}
+        old = {signature(o): a.child(o, ka, i) for i, o in enumerate(a.schema[ka])}
+        new = {signature(o): b.child(o, kb, i) for i, o in enumerate(b.schema[kb])}
         gone = [s for s in old if s not in new]
         came = [s for s in new if s not in old]
         if len(gone) == 1 and len(came) == 1:  # one branch edited in place: compare it
@@ -238,17 +237,17 @@ class TypeComparer:
             self.node(old[gone[0]], edited, f"{subject}|{kb}[{edited.path[-1]}]", owner)
             return
         for sig in gone:
-            said = f"variant {_label(old[sig].schema)} removed"
+            said = f"variant {branch_label(old[sig].schema)} removed"
             self._report("union-variant-removed", subject, owner, said, old[sig].at(), b.at())
         for sig in came:
-            said = f"variant {_label(new[sig].schema)} added"
+            said = f"variant {branch_label(new[sig].schema)} added"
             self._report("union-variant-added", subject, owner, said, a.at(), new[sig].at())
         if ka != kb:  # anyOf <-> oneOf: whether a value may match several branches
             self._report("schema-changed", subject, owner, f"{ka} became {kb}", a.at(ka), b.at(kb))
 
     # -- keywords of one shape ------------------------------------------------------------------------------
     def _keywords(self, a: Node, b: Node, subject: str, owner: str, *, skip: set[str]) -> None:
-        sa, sb = _strip(a.schema), _strip(b.schema)
+        sa, sb = strip(a.schema), strip(b.schema)
         if "type" not in skip and not self._types(a, b, sa.get("type"), sb.get("type"), subject, owner):
             return
         self._properties(a, b, sa, sb, subject, owner)
@@ -267,26 +266,26 @@ class TypeComparer:
         for key in _SHAPE:
             if sa.get(key) != sb.get(key):
                 self._presence(a, b, key, sa, sb, subject, owner)
-        if sa.get("default", _MISSING) != sb.get("default", _MISSING):
-            said = f"default {_show(sa.get('default', _MISSING))} became {_show(sb.get('default', _MISSING))}"
+        if sa.get("default", MISSING) != sb.get("default", MISSING):
+            said = f"default {show(sa.get('default', MISSING))} became {show(sb.get('default', MISSING))}"
             self._report("default-changed", subject, owner, said, a.at("default"), b.at("default"))
         self._all_of(a, b, sa, sb, subject, owner)
         for key in sorted((set(sa) | set(sb)) - _HANDLED):
-            if _strip_deep(sa.get(key)) != _strip_deep(sb.get(key)):
+            if strip_deep(sa.get(key)) != strip_deep(sb.get(key)):
                 self._report("schema-changed", subject, owner, f"keyword {key} changed", a.at(key), b.at(key))
 
     def _types(self, a: Node, b: Node, ta: Any, tb: Any, subject: str, owner: str) -> bool:
         """Compare `type`; False when the types are unrelated (then the rest of the node is not compared)."""
-        old, new = _type_set(ta), _type_set(tb)
+        old, new = type_set(ta), type_set(tb)
         if old == new:
             return True
-        if _accepts(old, new) and not _accepts(new, old):
-            rule, said = "type-narrowed", f"type narrowed from {_types_text(ta)} to {_types_text(tb)}"
-        elif _accepts(new, old) and not _accepts(old, new):
-            rule, said = "type-widened", f"type widened from {_types_text(ta)} to {_types_text(tb)}"
+        if accepts(old, new) and not accepts(new, old):
+            rule, said = "type-narrowed", f"type narrowed from {types_text(ta)} to {types_text(tb)}"
+        elif accepts(new, old) and not accepts(old, new):
+            rule, said = "type-widened", f"type widened from {types_text(ta)} to {types_text(tb)}"
         else:
             self._report(
-                "type-changed", subject, owner, f"type {_types_text(ta)} became {_types_text(tb)}", a.at(), b.at("type")
+                "type-changed", subject, owner, f"type {types_text(ta)} became {types_text(tb)}", a.at(), b.at("type")
             )
             return False
         self._report(rule, subject, owner, said, a.at("type"), b.at("type"))
@@ -324,12 +323,12 @@ class TypeComparer:
                 )
 
     def _open_object(self, a: Node, b: Node, key: str, old: Any, new: Any, subject: str, owner: str) -> None:
-        if isinstance(old, dict) and isinstance(new, dict) and _strip(old) and _strip(new):
+        if isinstance(old, dict) and isinstance(new, dict) and strip(old) and strip(new):
             self.node(a.child(old, key), b.child(new, key), f"{subject}{{*}}", owner)
             return
         closed_a, closed_b = old is False, new is False
         if closed_a == closed_b:
-            if _strip_deep(old) != _strip_deep(new) and not (_open(old) and _open(new)):
+            if strip_deep(old) != strip_deep(new) and not (is_open(old) and is_open(new)):
                 self._report("schema-changed", subject, owner, f"{key} changed", a.at(key), b.at(key))
             return
         rule = "additional-properties-closed" if closed_b else "additional-properties-opened"
@@ -337,10 +336,10 @@ class TypeComparer:
         self._report(rule, subject, owner, f"{said} ({key})", a.at(key), b.at(key))
 
     def _const(self, a: Node, b: Node, sa: dict, sb: dict, subject: str, owner: str) -> None:
-        if sa.get("const", _MISSING) == sb.get("const", _MISSING):
+        if sa.get("const", MISSING) == sb.get("const", MISSING):
             return
         if "const" in sa and "const" in sb:
-            said = f"constant {_show(sa['const'])} became {_show(sb['const'])}"
+            said = f"constant {show(sa['const'])} became {show(sb['const'])}"
             self._report("const-changed", subject, owner, said, a.at("const"), b.at("const"))
         else:
             self._presence(a, b, "const", sa, sb, subject, owner)
@@ -348,14 +347,14 @@ class TypeComparer:
     def _presence(self, a: Node, b: Node, key: str, sa: dict, sb: dict, subject: str, owner: str) -> None:
         """A constraint that was added (tighter), removed (looser) or replaced (changed)."""
         if key not in sa:
-            rule, said = "constraint-tightened", f"{key} {_show(sb[key])} added"
+            rule, said = "constraint-tightened", f"{key} {show(sb[key])} added"
         elif key not in sb:
-            rule, said = "constraint-loosened", f"{key} {_show(sa[key])} removed"
+            rule, said = "constraint-loosened", f"{key} {show(sa[key])} removed"
         elif key == "uniqueItems":
             rule = "constraint-tightened" if sb[key] else "constraint-loosened"
-            said = f"uniqueItems {_show(sa[key])} became {_show(sb[key])}"
+            said = f"uniqueItems {show(sa[key])} became {show(sb[key])}"
         else:
-            rule, said = "constraint-changed", f"{key} {_show(sa[key])} became {_show(sb[key])}"
+            rule, said = "constraint-changed", f"{key} {show(sa[key])} became {show(sb[key])}"
         if key == "uniqueItems" and key in sa and key not in sb and not sa[key]:
             return
         self._report(rule, subject, owner, said, a.at(key), b.at(key))
@@ -365,11 +364,11 @@ class TypeComparer:
             return
         lower = key in _LOWER
         if old is None:
-            tighter, said = True, f"{key} {_show(new)} added"
+            tighter, said = True, f"{key} {show(new)} added"
         elif new is None:
-            tighter, said = False, f"{key} {_show(old)} removed"
+            tighter, said = False, f"{key} {show(old)} removed"
         else:
-            tighter, said = (new > old) == lower, f"{key} {_show(old)} became {_show(new)}"
+            tighter, said = (new > old) == lower, f"{key} {show(old)} became {show(new)}"
         rule = "constraint-tightened" if tighter else "constraint-loosened"
         self._report(rule, subject, owner, said, a.at(key), b.at(key))
 
@@ -380,152 +379,5 @@ class TypeComparer:
         if isinstance(la, list) and isinstance(lb, list) and len(la) == len(lb):
             for i, (x, y) in enumerate(zip(la, lb, strict=True)):
                 self.node(a.child(x, "allOf", i), b.child(y, "allOf", i), subject, owner)
-        elif _strip_deep(la) != _strip_deep(lb):
+        elif strip_deep(la) != strip_deep(lb):
             self._report("schema-changed", subject, owner, "allOf changed", a.at("allOf"), b.at("allOf"))
-
-
-# -- small helpers ----------------------------------------------------------------------------------------------
-_MISSING = object()
-_Values = tuple[dict[Any, tuple[str | int, ...]], bool]
-_Tagged = tuple[str, dict[Any, Node], bool]
-
-
-def _view(node: Node) -> tuple[Node, bool]:
-    """The node without annotations, a lone allOf wrapper, or the null it also accepts; and whether it did."""
-    nullable = False
-    while isinstance(node.schema, dict):
-        schema = _strip(node.schema)
-        if set(schema) == {"allOf"} and isinstance(schema["allOf"], list) and len(schema["allOf"]) == 1:
-            node = node.child(schema["allOf"][0], "allOf", 0)
-            continue
-        kinds = schema.get("type")
-        if isinstance(kinds, list) and "null" in kinds and len(kinds) > 1:
-            nullable = True
-            rest = [k for k in kinds if k != "null"]
-            node = Node({**node.schema, "type": rest[0] if len(rest) == 1 else rest}, node.file, node.path)
-            continue
-        union = next((k for k in _UNIONS if k in schema), None)
-        if union and set(schema) == {union} and isinstance(schema[union], list) and len(schema[union]) == 2:
-            nulls = [i for i, o in enumerate(schema[union]) if _strip(o) == {"type": "null"}]
-            if len(nulls) == 1:
-                nullable = True
-                other = 1 - nulls[0]
-                node = node.child(schema[union][other], union, other)
-                continue
-        if isinstance(schema.get("enum"), list) and None in schema["enum"] and len(schema["enum"]) > 1:
-            nullable = True
-            node = Node({**node.schema, "enum": [v for v in schema["enum"] if v is not None]}, node.file, node.path)
-            continue
-        break
-    return node, nullable
-
-
-def _strip(node: Any) -> Any:
-    """A schema without its annotations (one level)."""
-    if not isinstance(node, dict):
-        return node
-    return {k: v for k, v in node.items() if k not in _ANNOTATIONS and not k.startswith("x-")}
-
-
-def _strip_deep(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _strip_deep(v) for k, v in _strip(node).items()}
-    if isinstance(node, list):
-        return [_strip_deep(v) for v in node]
-    return node
-
-
-def _ref(node: Any) -> str | None:
-    """The type a schema is a pure reference to (annotations aside), else None."""
-    if isinstance(node, dict):
-        stripped = _strip(node)
-        if set(stripped) == {"$ref"} and isinstance(stripped["$ref"], str):
-            return stripped["$ref"].rsplit("/", 1)[-1]
-    return None
-
-
-def _open(value: Any) -> bool:
-    return value is None or value is True or (isinstance(value, dict) and not _strip(value))
-
-
-def _value_set(schema: dict[str, Any]) -> _Values | None:
-    """A fixed set of values (`enum`, or a union of constants), with the steps to each value; open when a
-    catch-all branch (a bare type) accepts values beyond the set."""
-    schema = _strip(schema)
-    if isinstance(schema.get("enum"), list):
-        return {_hashable(v): ("enum", i) for i, v in enumerate(schema["enum"])}, False
-    union = next((k for k in _UNIONS if k in schema), None)
-    if union is None or not isinstance(schema[union], list) or not schema[union]:
-        return None
-    values: dict[Any, tuple[str | int, ...]] = {}
-    is_open = False
-    for i, branch in enumerate(schema[union]):
-        branch = _strip(branch) if isinstance(branch, dict) else None
-        if branch is None:
-            return None
-        if "const" in branch and set(branch) <= {"const", "type"}:
-            values[_hashable(branch["const"])] = (union, i)
-        elif set(branch) == {"type"} and branch["type"] != "null":
-            is_open = True
-        else:
-            return None
-    return (values, is_open) if values else None
-
-
-def _hashable(value: Any) -> Any:
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
-
-
-def _unwrap(schema: Any) -> Any:
-    """Without annotations and lone allOf wrappers (how published schemas annotate a $ref)."""
-    while isinstance(schema, dict):
-        stripped = _strip(schema)
-        if set(stripped) == {"allOf"} and isinstance(stripped["allOf"], list) and len(stripped["allOf"]) == 1:
-            schema = stripped["allOf"][0]
-            continue
-        return stripped
-    return schema
-
-
-def _signature(schema: Any) -> str:
-    schema = _unwrap(schema)
-    name = _ref(schema)
-    return f"ref:{name}" if name is not None else json.dumps(_strip_deep(schema), sort_keys=True)
-
-
-def _label(schema: Any) -> str:
-    schema = _unwrap(schema)
-    name = _ref(schema)
-    if name is not None:
-        return name
-    text = json.dumps(_strip_deep(schema), sort_keys=True, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _show(value: Any) -> str:
-    if value is _MISSING:
-        return "(none)"
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _type_set(value: Any) -> frozenset[str] | None:
-    """The JSON types a `type` keyword allows (None: any type)."""
-    if value is None:
-        return None
-    return frozenset(value if isinstance(value, list) else [value])
-
-
-def _accepts(wide: frozenset[str] | None, narrow: frozenset[str] | None) -> bool:
-    """Whether every value of the `narrow` types is also one of the `wide` types."""
-    if wide is None:
-        return True
-    if narrow is None:
-        return False
-    return all(t in wide or (t == "integer" and "number" in wide) for t in narrow)
-
-
-def _types_text(value: Any) -> str:
-    if value is None:
-        return "any"
-    return " | ".join(value) if isinstance(value, list) else str(value)
