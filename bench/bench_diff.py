@@ -14,7 +14,7 @@ import yaml
 from bench.common import Ratio, interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = 3
+ROUNDS = 5  # interleaved pairs; the median damps the noise of a shared machine
 CHANGED_FILE, CHANGED_TYPE = "types/session.yaml", "NewSessionRequest"  # gets a tighter constraint in the copy
 
 
