@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The generated package and the hand-written runtime, installed editable once generated/ exists.
+PACKAGES := $(VENV)/.packages-stamp
 
 .PHONY: generate check validate compat lint format test pytest bench golden docs serve clean
 
@@ -10,6 +12,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	touch $@
+
+$(PACKAGES): $(STAMP) generated/python/pyproject.toml runtime/pyproject.toml
+	$(PY) -m pip install --quiet --disable-pip-version-check -e generated/python -e runtime
 	touch $@
 
 generate: $(STAMP) ## validate spec/ and write generated/ and site/reference/
@@ -32,7 +38,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-pytest: $(STAMP)
+pytest: $(PACKAGES)
 	$(PY) -m pytest
 
 test: lint check compat pytest ## what CI runs
@@ -41,7 +47,7 @@ golden: $(STAMP) ## regenerate the expected outputs of the fixture tests (review
 	$(PY) -m tests.regen
 	$(PY) -m tests.diff.regen
 
-bench: $(STAMP) ## speed ratios against references measured in the same run
+bench: $(PACKAGES) ## speed ratios against references measured in the same run
 	$(PY) -m bench
 
 # NO_MKDOCS_2_WARNING: silences the theme's banner about a future MkDocs; it is not a build warning.

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
 import tempfile
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
+from acp_v2_runtime.idempotency import MemoryStore, SQLiteStore
+
 from .common import Ratio, interleaved
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated" / "python"))
-
-from acp_v2_schema.idempotency import MemoryStore, SQLiteStore
 
 GOAL = 0.5
 DEFAULT_DSN = "postgresql://acp:acp@127.0.0.1:54329/acp_ledger"
@@ -106,7 +103,7 @@ def _sqlite(tmp: str) -> Ratio:
 
 def _postgres() -> Ratio | None:
     try:
-        from acp_v2_schema.idempotency.postgres import PostgresStore
+        from acp_v2_runtime.idempotency.postgres import PostgresStore
 
         store = PostgresStore(os.environ.get("ACP_TEST_POSTGRES_DSN", DEFAULT_DSN), setup=lambda c: c.execute(MESSAGES))
     except Exception:

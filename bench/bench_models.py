@@ -178,8 +178,6 @@ def import_ratios() -> list[Ratio]:
 
 
 def validate_ratios() -> list[Ratio]:
-    if str(PACKAGE_DIR) not in sys.path:
-        sys.path.insert(0, str(PACKAGE_DIR))
     import acp.schema as theirs_models  # type: ignore[import-not-found]
     from acp_v2_schema import models as our_models
 

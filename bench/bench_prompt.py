@@ -7,7 +7,6 @@ Both parse the same JSON payload (a text block and an embedded resource); the of
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from bench.common import Ratio, interleaved
@@ -34,7 +33,6 @@ BATCH = 2000
 
 
 def run() -> list[Ratio]:
-    sys.path.insert(0, str(ROOT / "generated" / "python"))
     from acp.schema import PromptRequest as Official
     from acp_v2_schema.models import PromptRequest as Ours
 

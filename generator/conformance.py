@@ -7,6 +7,7 @@ requests not sent. The checked document is carried in the model (`Spec.traces_js
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -151,10 +152,15 @@ def _check_trace(
 
 
 def _expand(value: Any) -> Any:
-    """Expand `{$repeat: TEXT, times: N}` into the literal string, so that runners need no generator."""
+    """Expand `{$repeat: TEXT, times: N}` and `{$json: TEXT}` into literal values, so that runners need no generator.
+
+    `$json` exists for values YAML cannot spell, such as a string holding a lone surrogate (`"\\ud800"`).
+    """
     if isinstance(value, dict):
         if set(value) == {"$repeat", "times"}:
             return str(value["$repeat"]) * int(value["times"])
+        if set(value) == {"$json"}:
+            return json.loads(str(value["$json"]))
         return {k: _expand(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_expand(v) for v in value]

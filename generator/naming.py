@@ -36,3 +36,16 @@ def camel_case(name: str) -> str:
     """`no-response` -> `noResponse`."""
     pascal = pascal_case(name)
     return pascal[:1].lower() + pascal[1:]
+
+
+def method_constant(method: str) -> str:
+    """The constant that names a method in generated code: `session/set_config_option` -> `SESSION_SET_CONFIG_OPTION`.
+
+    `$/cancel_request` becomes `CANCEL_REQUEST`, as its slug does.
+    """
+    return constant_case(method_slug(method, "request", has_twin=False))
+
+
+def title_constant(title: str) -> str:
+    """A human title as a constant: `Invalid params` -> `INVALID_PARAMS`."""
+    return "_".join(re.findall(r"[A-Za-z0-9]+", title)).upper()

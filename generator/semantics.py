@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from . import examples, model, naming
+from . import envelopes, examples, model, naming, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -126,6 +126,12 @@ class _Checker:
                     self.error(
                         doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
                     )
+            declared = envelopes.envelope_of(schema)
+            if declared is not None:
+                for needed in envelopes.needs(declared[0]):
+                    if needed not in self.types:
+                        message = f"the {declared[0]} envelope {name!r} needs the type {needed!r}, which is not defined"
+                        self.error(doc, ("types", name, envelopes.ENVELOPE), "unknown-type", message)
         self._check_retry_class_type()
 
     def _check_retry_class_type(self) -> None:
@@ -286,6 +292,16 @@ class _Checker:
         failure_order = [f["name"] for f in data["failureKinds"]]
         entries = sorted(self.method_docs, key=lambda d: (d.data["method"], d.data["kind"]))
         names = [d.data["method"] for d in entries]
+        all_schemas = {name: schema for name, (_, schema) in self.types.items()}
+        methods = tuple(
+            _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
+        )
+
+        def derived(schema: dict[str, Any]) -> str:
+            # Every tagged union is open (ACP v2), and envelopes list their methods' types: both derived here.
+            full = envelopes.expand(unions.opened(schema, all_schemas, REF_PREFIX), methods, REF_PREFIX)
+            return model.canonical_json(full)
+
         return model.Spec(
             failure_kinds=tuple(
                 model.FailureKind(f["name"], f["title"], f["description"]) for f in data["failureKinds"]
@@ -301,12 +317,9 @@ class _Checker:
                 )
                 for c in data["classes"]
             ),
-            methods=tuple(
-                _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
-            ),
+            methods=methods,
             types=tuple(
-                model.TypeDef(name, model.canonical_json(schema), doc.display)
-                for name, (doc, schema) in sorted(self.types.items())
+                model.TypeDef(name, derived(schema), doc.display) for name, (doc, schema) in sorted(self.types.items())
             ),
         )
 

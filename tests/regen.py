@@ -17,16 +17,13 @@ BASE_CASE = "keyed"  # invalid fixtures are laid over this spec
 
 
 def golden_outputs(case: str) -> dict[str, bytes]:
-    """What the generator writes for fixture spec `case`, without the hand-written runtime copies."""
-    from generator.render.python_pkg import runtime_files
-
-    skip = set(runtime_files())
+    """What the generator writes for fixture spec `case`."""
     with tempfile.TemporaryDirectory() as tmp:
         root = make_project(Path(tmp), case)
         result = run_generator("generate", "--root", str(root))
         if result.status != 0:
             raise SystemExit(f"fixture {case} does not generate:\n{result.err}")
-        return {rel: data for rel, data in tree(root).items() if rel not in skip}
+        return tree(root)
 
 
 def diagnostics_of(case: str) -> str:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PostgreSQL for tests/idempotency: Debian's server, a throwaway cluster under /tmp, listening on loopback only.
+# PostgreSQL for runtime/tests: Debian's server, a throwaway cluster under /tmp, listening on loopback only.
 # Safe to run twice: an installed package, an existing cluster and a running server are all left as they are.
 # The tests read ACP_TEST_POSTGRES_DSN; the default below matches what this script creates.
 set -euo pipefail

@@ -15,10 +15,11 @@ import keyword
 import subprocess
 import sys
 import warnings
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
+from .. import unions
 from ..model import Spec
-from . import policy, schema
+from . import open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render as render_template
@@ -29,7 +30,6 @@ PACKAGE = f"{BASE}/acp_v2_schema"
 MODELS = f"{PACKAGE}/models"
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 
@@ -44,37 +44,32 @@ def render(spec: Spec) -> dict[str, str]:
         f"{PACKAGE}/py.typed": "",
         f"{PACKAGE}/__init__.py": render_template("__init__.py.j2", header=header, version=PACKAGE_VERSION),
         f"{PACKAGE}/retry.py": render_template("retry.py.j2", header=header, spec=spec),
+        f"{PACKAGE}/protocol.py": protocol.render(spec, header),
+        f"{PACKAGE}/reader.py": render_template("reader.py.j2", header=header, spec=spec),
         f"{PACKAGE}/data/schema.json": json_text(schema.bundle(spec, unstable=False)),
         f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
         f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
     }
     files.update(models_files(spec))
-    files.update(runtime_files())
     python = {path: text for path, text in files.items() if path.endswith(".py")}
     files.update(format_python(python))
     return files
 
 
-def runtime_files() -> dict[str, str]:
-    """The hand-written modules of generator/runtime/, copied into the package under the generated header."""
-    out = {}
-    for path in sorted(RUNTIME_DIR.rglob("*.py")):
-        rel = path.relative_to(RUNTIME_DIR).as_posix()
-        if "__pycache__" in rel:
-            continue
-        note = f"# Copied from generator/runtime/{rel}; edit it there.\n"
-        out[f"{PACKAGE}/{rel}"] = python_header() + note + path.read_text(encoding="utf-8")
-    return out
+def models_files(spec: Spec, *, open_unions_pass: bool = True) -> dict[str, str]:
+    """The `models` package: one module per type family and an `__init__` that imports them on first access.
 
-
-def models_files(spec: Spec) -> dict[str, str]:
-    """The `models` package: one module per type family and an `__init__` that imports them on first access."""
+    `open_unions_pass=False` leaves the unions closed, as the code generator writes them: the benchmark measures
+    what opening them costs against that form.
+    """
     families = {t.name: PurePosixPath(t.source).stem for t in spec.types}
     for family in sorted(set(families.values())):
         if not family.isidentifier() or keyword.iskeyword(family):
             raise RuntimeError(f"spec/types/{family}.yaml: the file name must be a Python identifier (a module name)")
-    modules, owners = split_models(models_source(spec), families)
+    source = models_source(spec)
+    modules, owners = split_models(open_unions.open_models(source, spec) if open_unions_pass else source, families)
     files = {f"{MODELS}/{family}.py": text for family, text in modules.items()}
+    files[f"{MODELS}/{open_unions.SUPPORT_MODULE}.py"] = open_unions.support_module(python_header())
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)
@@ -91,7 +86,8 @@ def models_source(spec: Spec) -> str:
     """Pydantic v2 models for every spec type, made by datamodel-code-generator."""
     from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 
-    document = schema.bundle(spec, unstable=True)
+    # The code generator takes the closed unions; open_unions adds each union's fallback variant afterwards.
+    document = unions.closed(schema.bundle(spec, unstable=True))
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
     with warnings.catch_warnings():

@@ -6,6 +6,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from .. import envelopes
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
 from .markers import json_text
@@ -22,7 +23,8 @@ def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
     carry `x-method`, `x-side` and `x-retry-class`, so a consumer can go from a type to its retry rules.
     """
     methods = spec.methods if unstable else spec.stable_methods()
-    defs = {t.name: t.schema for t in spec.types}
+    # Envelopes list the types of the methods in this bundle only (the model holds them for every method).
+    defs = {t.name: envelopes.expand(t.schema, methods, REF_PREFIX) for t in spec.types}
     keep = _reachable(defs, _roots(spec, methods, unstable))
     out = {name: defs[name] for name in sorted(keep)}
     for method in methods:
@@ -41,8 +43,10 @@ def _roots(spec: Spec, methods: tuple[Method, ...], unstable: bool) -> set[str]:
     used_anywhere = {n for m in spec.methods for n in (m.params, m.result) if n}
     used_here = {n for m in methods for n in (m.params, m.result) if n}
     everything = {t.name for t in spec.types}
-    # Types that no method names directly (IdempotencyKey, Error, RetryClass…) belong to both bundles.
-    standalone = everything - _reachable({t.name: t.schema for t in spec.types}, used_anywhere)
+    # Types that no method names directly (IdempotencyKey, Error, RetryClass…, the envelopes) belong to both bundles.
+    # Envelopes are left out of the reachability walk here: they reach every method's types.
+    plain = {t.name: t.schema for t in spec.types if envelopes.envelope_of(t.schema) is None}
+    standalone = everything - _reachable(plain, used_anywhere)
     return everything if unstable else used_here | standalone
 
 

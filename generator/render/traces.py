@@ -1,7 +1,7 @@
 """generated/conformance/idempotency-traces.json: the keyed-prompt conformance traces, as steps.
 
 The traces were loaded and checked with the rest of the spec (generator/conformance.py). The same document is
-shipped inside the Python package, where `python -m acp_v2_schema.conformance` reads it.
+shipped inside the Python package, where `python -m acp_v2_runtime.conformance` reads it.
 """
 
 from __future__ import annotations

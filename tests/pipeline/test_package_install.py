@@ -1,4 +1,4 @@
-"""`pip install generated/python` works in a fresh virtual environment, and the installed package runs."""
+"""`pip install ./generated/python ./runtime` works in a fresh virtual environment, and the installed packages run."""
 
 from __future__ import annotations
 
@@ -20,7 +20,15 @@ assert len(acp_v2_schema.load_policy()["methods"]) == 33
 r = PromptRequest.model_validate_json('{"sessionId":"s","prompt":[{"type":"text","text":"t"}],"idempotencyKey":"k"}')
 assert r.idempotency_key == "k"
 assert may_resend("session/prompt", "request", "no-response", has_key=True)
-print("ok", acp_v2_schema.__file__)
+import acp_v2_runtime
+from acp_v2_runtime.idempotency import InvalidKey, validate_key
+try:
+    validate_key("\\ud800")
+except InvalidKey as exc:
+    assert exc.code == -32602
+else:
+    raise AssertionError("a lone surrogate passed")
+print("ok", acp_v2_schema.__file__, acp_v2_runtime.__file__)
 """
 
 
@@ -30,12 +38,29 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT / "generated/python")],
+        [
+            str(python),
+            *("-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
+            *(str(ROOT / "generated/python"), str(ROOT / "runtime")),
+        ],
         check=True,
         capture_output=True,
         cwd=tmp_path,
     )
     done = subprocess.run([str(python), "-c", SCRIPT], check=True, capture_output=True, text=True, cwd=tmp_path)
     assert done.stdout.startswith("ok ")
-    assert str(env_dir) in done.stdout  # imported from the install, not from the source tree
+    _, schema_file, runtime_file = done.stdout.split()
+    for installed in (schema_file, runtime_file):  # imported from the install, not from the source tree
+        assert installed.startswith(str(env_dir)), installed
     assert sys.prefix != str(env_dir)
+    # The runtime's commands work from the install: the conformance traces against the reference Agent.
+    agent = [str(python), "-m", "acp_v2_runtime.reference_agent", "--db", "{tmp}/agent.db"]
+    run = subprocess.run(
+        [str(python), "-m", "acp_v2_runtime.conformance", "--", *agent],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -80,9 +80,11 @@ def site_url(built_site: Path) -> Iterator[str]:
         thread.join()
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API keeps an event loop running in this thread until it stops, which would
+# break tests that call asyncio.run() later in the session.
+@pytest.fixture(scope="package")
 def browser_context(site_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """One headless Chromium with a fresh profile for the whole session."""
+    """One headless Chromium with a fresh profile for the site tests."""
     if not CHROMIUM.is_file():
         _unavailable(f"{CHROMIUM} is missing; run .ci/setup.d/20-chromium.sh")
     try:

@@ -1,4 +1,4 @@
-"""`python -m acp_v2_schema.validate` on a recorded session: clean as recorded, precise when a line is broken."""
+"""`python -m acp_v2_runtime.validate` on a recorded session: clean as recorded, precise when a line is broken."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ PACKAGE_DIR = ROOT / "generated" / "python"
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "acp_v2_schema.validate", *args],
+        [sys.executable, "-m", "acp_v2_runtime.validate", *args],
         cwd=PACKAGE_DIR,
         input=stdin,
         capture_output=True,
@@ -26,12 +26,14 @@ def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 def test_the_recorded_session_is_valid() -> None:
     done = _run(str(SESSION))
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    lines = len(SESSION.read_text(encoding="utf-8").splitlines())
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", f"{lines} line(s), 0 problem(s)\n")
 
 
 def test_stdin_is_the_default() -> None:
     done = _run(stdin=SESSION.read_text(encoding="utf-8"))
     assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.endswith(" line(s), 0 problem(s)\n")
 
 
 def _broken() -> str:
@@ -44,7 +46,7 @@ def _broken() -> str:
         5: ('"name":"parser.py",', ""),  # a resource link without its name
         6: ('"messageId":"msg-1"', '"messageId":null'),  # a prompt answer without a messageId
         12: ('"optionId":"yes"}', '"optionId":7}'),  # a permission answer with a number for an option id
-        17: ('"state":"idle"', '"state":"asleep"'),  # a state_update with an unknown state
+        17: ('"stopReason":"end_turn"', '"stopReason":5'),  # a known state_update variant that is malformed
     }
     for number, (old, new) in edits.items():
         assert old in lines[number - 1], number
@@ -79,3 +81,29 @@ def test_a_missing_file_is_a_usage_error() -> None:
     done = _run(str(SESSION.with_name("missing.ndjson")))
     assert done.returncode == 2
     assert "cannot read" in done.stderr
+
+
+def test_bad_bytes_nesting_and_non_finite_numbers_are_reported_never_a_traceback() -> None:
+    lines = [
+        b"[]",  # an empty batch
+        b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}',
+        b'{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"x"}}',  # an error answering nothing
+        b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":NaN}}',
+        b"\xff\xfe not utf-8",
+        b"[" * 1000 + b"]" * 1000,
+        b'{"jsonrpc":"2.0","method":"\\udc80x"}',  # a lone surrogate in the method name, printed escaped
+        b'{"jsonrpc":"2.0",\r"id":9,"method":"_x/y","params":{}}',  # CR is JSON whitespace, not a line break
+        b'{"jsonrpc":"2.0","id":9,"result":{"free":"form"}}',  # answers the extension request of line 8
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_v2_runtime.validate"],
+        input=b"\n".join(lines) + b"\n",
+        capture_output=True,
+        check=False,
+    )
+    out = done.stdout.decode("utf-8").splitlines()
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr.decode("utf-8", "replace")
+    assert [line.split(":", 1)[0] for line in out] == [f"line {n}" for n in range(1, 8)]
+    assert "NaN is not a JSON number" in out[3]
+    assert "\\udc80x" in out[6]

@@ -4,12 +4,11 @@
 
 - `acp_v2_schema.models`: pydantic v2 models (camelCase on the wire, snake_case attributes).
 - `acp_v2_schema.retry`: the retry table, `may_resend` and `validate_idempotency_key`.
-- `acp_v2_schema.idempotency`: the Agent's key ledger (memory, SQLite and PostgreSQL stores).
-- `acp_v2_schema.client`: `new_idempotency_key` and the Client's resend helper.
-- `python -m acp_v2_schema.conformance -- AGENT...`: the keyed-prompt conformance traces, run against an Agent.
-- `python -m acp_v2_schema.reference_agent`: a small Agent that passes them.
-- `python -m acp_v2_schema.validate [FILE]`: checks newline-delimited JSON-RPC messages against the models.
+- `acp_v2_schema.protocol`: every method name (`MethodName`) and the error codes the spec names.
 - `load_schema()`, `load_policy()`: the JSON documents shipped as package data.
+
+The key ledger, the Client's resend helper and the commands that check messages and run the conformance traces
+are in the hand-written companion package `acp-v2-runtime` (import `acp_v2_runtime`).
 """
 
 from __future__ import annotations

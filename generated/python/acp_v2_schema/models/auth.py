@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 
 class AuthAccount(BaseModel):
@@ -14,6 +16,7 @@ class AuthAccount(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -68,6 +71,7 @@ class AuthStatusRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -83,6 +87,7 @@ class AuthStatusResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -106,6 +111,7 @@ class AuthStatusUpdateNotification(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -129,6 +135,7 @@ class LoginAuthRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -148,6 +155,7 @@ class LoginAuthResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -163,6 +171,7 @@ class LogoutAuthRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -178,6 +187,7 @@ class LogoutAuthResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -193,6 +203,7 @@ class AuthMethodAgent(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -224,6 +235,7 @@ class AuthMethodTerminal(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -257,8 +269,42 @@ class AuthMethodTerminal(BaseModel):
     """
 
 
+class UnknownAuthMethod(BaseModel):
+    """
+    A AuthMethod variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of AuthMethod has.
+    """
+
+
 AuthMethod = TypeAliasType(
-    "AuthMethod", Annotated[AuthMethodTerminal | AuthMethodAgent, Field(discriminator="type")]
+    "AuthMethod",
+    Annotated[
+        Annotated[AuthMethodTerminal, Tag("terminal")]
+        | Annotated[AuthMethodAgent, Tag("agent")]
+        | Annotated[UnknownAuthMethod, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "terminal",
+                        "agent",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 A way to sign in to the Agent. The type field picks the kind; kinds this version does not know are kept as open objects.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 
 class SessionConfigBoolean(BaseModel):
@@ -14,6 +16,7 @@ class SessionConfigBoolean(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -56,6 +59,7 @@ class SetSessionConfigOptionRequestBoolean(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -87,6 +91,7 @@ class SetSessionConfigOptionRequestId(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -118,6 +123,7 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -153,6 +159,7 @@ class SessionConfigSelectOption(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -182,11 +189,41 @@ The values of a select option: a flat list, or a list of groups.
 """
 
 
+class UnknownSetSessionConfigOptionRequest(BaseModel):
+    """
+    A SetSessionConfigOptionRequest variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of SetSessionConfigOptionRequest has.
+    """
+
+
 SetSessionConfigOptionRequest = TypeAliasType(
     "SetSessionConfigOptionRequest",
     Annotated[
-        SetSessionConfigOptionRequestId | SetSessionConfigOptionRequestBoolean,
-        Field(discriminator="type"),
+        Annotated[SetSessionConfigOptionRequestId, Tag("id")]
+        | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
+        | Annotated[UnknownSetSessionConfigOptionRequest, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "id",
+                        "boolean",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """
@@ -200,6 +237,7 @@ class SessionConfigSelectGroup(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -243,6 +281,7 @@ class SessionConfigSelect(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -262,6 +301,7 @@ class SessionConfigOptionSelect(SessionConfigSelect):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -291,9 +331,42 @@ class SessionConfigOptionSelect(SessionConfigSelect):
     """
 
 
+class UnknownSessionConfigOption(BaseModel):
+    """
+    A SessionConfigOption variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of SessionConfigOption has.
+    """
+
+
 SessionConfigOption = TypeAliasType(
     "SessionConfigOption",
-    Annotated[SessionConfigOptionSelect | SessionConfigOptionBoolean, Field(discriminator="type")],
+    Annotated[
+        Annotated[SessionConfigOptionSelect, Tag("select")]
+        | Annotated[SessionConfigOptionBoolean, Tag("boolean")]
+        | Annotated[UnknownSessionConfigOption, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "select",
+                        "boolean",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 A setting of the session (such as its mode or model) and its current value; the type field picks the kind.
@@ -306,6 +379,7 @@ class SetSessionConfigOptionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -325,6 +399,7 @@ class ConfigOptionUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
 """
@@ -31,6 +33,7 @@ class TextResourceContents(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -58,6 +61,7 @@ class Annotations(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -85,6 +89,7 @@ class AudioContent(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -116,6 +121,7 @@ class BlobResourceContents(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -151,6 +157,7 @@ class Icon(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -182,6 +189,7 @@ class ImageContent(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -217,6 +225,7 @@ class ResourceLink(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -268,6 +277,7 @@ class TextContent(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -295,6 +305,7 @@ class EmbeddedResource(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -316,11 +327,47 @@ class EmbeddedResource(BaseModel):
     """
 
 
+class UnknownContentBlock(BaseModel):
+    """
+    A ContentBlock variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of ContentBlock has.
+    """
+
+
 ContentBlock = TypeAliasType(
     "ContentBlock",
     Annotated[
-        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-        Field(discriminator="type"),
+        Annotated[TextContent, Tag("text")]
+        | Annotated[ImageContent, Tag("image")]
+        | Annotated[AudioContent, Tag("audio")]
+        | Annotated[ResourceLink, Tag("resource_link")]
+        | Annotated[EmbeddedResource, Tag("resource")]
+        | Annotated[UnknownContentBlock, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "text",
+                        "image",
+                        "audio",
+                        "resource_link",
+                        "resource",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """

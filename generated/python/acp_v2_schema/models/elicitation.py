@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 
 class BooleanPropertySchema(BaseModel):
@@ -14,6 +16,7 @@ class BooleanPropertySchema(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -45,6 +48,7 @@ class CreateElicitationRequest13(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -68,6 +72,7 @@ class CreateElicitationRequest23(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -91,6 +96,7 @@ class CreateElicitationResponseCancel(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -110,6 +116,7 @@ class CreateElicitationResponseDecline(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -129,6 +136,7 @@ class ElicitationAcceptAction(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -164,6 +172,7 @@ class EnumOption(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -191,6 +200,7 @@ class IntegerPropertySchema(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -246,6 +256,7 @@ class NumberPropertySchema(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -293,6 +304,7 @@ class StringMultiSelectItems(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -312,6 +324,7 @@ class StringPropertySchema(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -367,6 +380,7 @@ class TitledMultiSelectItems(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -386,6 +400,7 @@ class CompleteElicitationNotification(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -405,6 +420,7 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -424,6 +440,7 @@ class ElicitationRequestScope(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -439,6 +456,7 @@ class ElicitationSessionScope(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -458,6 +476,7 @@ class ElicitationUrlMode1(ElicitationSessionScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -477,6 +496,7 @@ class ElicitationUrlMode2(ElicitationRequestScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -502,6 +522,7 @@ class MultiSelectItems1(StringMultiSelectItems):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -525,6 +546,7 @@ class MultiSelectPropertySchema(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -568,6 +590,7 @@ class CreateElicitationRequest21(ElicitationSessionScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -587,6 +610,7 @@ class CreateElicitationRequest22(ElicitationRequestScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -606,6 +630,7 @@ class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRe
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -629,6 +654,7 @@ class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRe
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -702,13 +728,43 @@ class CreateElicitationRequest4(ElicitationRequestScope):
     """
 
 
+class UnknownCreateElicitationResponse(BaseModel):
+    """
+    A CreateElicitationResponse variant this version does not know: a `action` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    action: str
+    """
+    The tag value, which no known variant of CreateElicitationResponse has.
+    """
+
+
 CreateElicitationResponse = TypeAliasType(
     "CreateElicitationResponse",
     Annotated[
-        CreateElicitationResponseAccept
-        | CreateElicitationResponseDecline
-        | CreateElicitationResponseCancel,
-        Field(discriminator="action"),
+        Annotated[CreateElicitationResponseAccept, Tag("accept")]
+        | Annotated[CreateElicitationResponseDecline, Tag("decline")]
+        | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
+        | Annotated[UnknownCreateElicitationResponse, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "action",
+                "action",
+                frozenset(
+                    (
+                        "accept",
+                        "decline",
+                        "cancel",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """
@@ -716,15 +772,47 @@ The result of elicitation/create: whether the user accepted, declined or cancell
 """
 
 
+class UnknownElicitationPropertySchema(BaseModel):
+    """
+    A ElicitationPropertySchema variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of ElicitationPropertySchema has.
+    """
+
+
 ElicitationPropertySchema = TypeAliasType(
     "ElicitationPropertySchema",
     Annotated[
-        StringPropertySchema
-        | NumberPropertySchema
-        | IntegerPropertySchema
-        | BooleanPropertySchema
-        | MultiSelectPropertySchema,
-        Field(discriminator="type"),
+        Annotated[StringPropertySchema, Tag("string")]
+        | Annotated[NumberPropertySchema, Tag("number")]
+        | Annotated[IntegerPropertySchema, Tag("integer")]
+        | Annotated[BooleanPropertySchema, Tag("boolean")]
+        | Annotated[MultiSelectPropertySchema, Tag("array")]
+        | Annotated[UnknownElicitationPropertySchema, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "string",
+                        "number",
+                        "integer",
+                        "boolean",
+                        "array",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """
@@ -738,6 +826,7 @@ class ElicitationSchema(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -773,6 +862,7 @@ class CreateElicitationRequest11(ElicitationSessionScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -788,6 +878,7 @@ class CreateElicitationRequest12(ElicitationRequestScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -803,6 +894,7 @@ class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRe
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -826,6 +918,7 @@ class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRe
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -869,6 +962,7 @@ class ElicitationFormMode1(ElicitationSessionScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -884,6 +978,7 @@ class ElicitationFormMode2(ElicitationRequestScope):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 
 class EnvVariable(BaseModel):
@@ -14,6 +16,7 @@ class EnvVariable(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -37,6 +40,7 @@ class HttpHeader(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -96,6 +100,7 @@ class McpServerHttp(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -127,6 +132,7 @@ class McpServerStdio(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -162,6 +168,7 @@ class MessageMcpNotification(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -193,6 +200,7 @@ class MessageMcpRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -224,6 +232,7 @@ class MessageMcpResponse1(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -243,6 +252,7 @@ class MessageMcpResponse2(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -268,6 +278,7 @@ class McpServerAcp(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -289,9 +300,44 @@ class McpServerAcp(BaseModel):
     """
 
 
+class UnknownMcpServer(BaseModel):
+    """
+    A McpServer variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of McpServer has.
+    """
+
+
 McpServer = TypeAliasType(
     "McpServer",
-    Annotated[McpServerHttp | McpServerAcp | McpServerStdio, Field(discriminator="type")],
+    Annotated[
+        Annotated[McpServerHttp, Tag("http")]
+        | Annotated[McpServerAcp, Tag("acp")]
+        | Annotated[McpServerStdio, Tag("stdio")]
+        | Annotated[UnknownMcpServer, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "http",
+                        "acp",
+                        "stdio",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 An MCP server the Agent should connect to; the type field picks the transport.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 
 class CancelledPermissionOutcome(BaseModel):
@@ -14,6 +16,7 @@ class CancelledPermissionOutcome(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -52,6 +55,7 @@ class SelectedPermissionOutcome(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -75,6 +79,7 @@ class CommandPermissionSubject(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -110,6 +115,7 @@ class PermissionOption(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -131,10 +137,41 @@ class PermissionOption(BaseModel):
     """
 
 
+class UnknownRequestPermissionOutcome(BaseModel):
+    """
+    A RequestPermissionOutcome variant this version does not know: a `outcome` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    outcome: str
+    """
+    The tag value, which no known variant of RequestPermissionOutcome has.
+    """
+
+
 RequestPermissionOutcome = TypeAliasType(
     "RequestPermissionOutcome",
     Annotated[
-        CancelledPermissionOutcome | SelectedPermissionOutcome, Field(discriminator="outcome")
+        Annotated[CancelledPermissionOutcome, Tag("cancelled")]
+        | Annotated[SelectedPermissionOutcome, Tag("selected")]
+        | Annotated[UnknownRequestPermissionOutcome, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "outcome",
+                "outcome",
+                frozenset(
+                    (
+                        "cancelled",
+                        "selected",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """
@@ -148,6 +185,7 @@ class RequestPermissionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -167,6 +205,7 @@ class ToolCallPermissionSubject(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -184,9 +223,42 @@ class ToolCallPermissionSubject(BaseModel):
     """
 
 
+class UnknownRequestPermissionSubject(BaseModel):
+    """
+    A RequestPermissionSubject variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of RequestPermissionSubject has.
+    """
+
+
 RequestPermissionSubject = TypeAliasType(
     "RequestPermissionSubject",
-    Annotated[ToolCallPermissionSubject | CommandPermissionSubject, Field(discriminator="type")],
+    Annotated[
+        Annotated[ToolCallPermissionSubject, Tag("tool_call")]
+        | Annotated[CommandPermissionSubject, Tag("command")]
+        | Annotated[UnknownRequestPermissionSubject, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "tool_call",
+                        "command",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 The operation that needs permission; the type field picks the kind.
@@ -199,6 +271,7 @@ class RequestPermissionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 PlanEntryPriority = TypeAliasType(
     "PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str
@@ -36,6 +38,7 @@ class PlanMarkdown(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -63,6 +66,7 @@ class PlanRemoved(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -86,6 +90,7 @@ class PlanEntry(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -113,6 +118,7 @@ class PlanFile(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -140,6 +146,7 @@ class PlanItems(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -161,8 +168,44 @@ class PlanItems(BaseModel):
     """
 
 
+class UnknownPlanUpdateContent(BaseModel):
+    """
+    A PlanUpdateContent variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of PlanUpdateContent has.
+    """
+
+
 PlanUpdateContent = TypeAliasType(
-    "PlanUpdateContent", Annotated[PlanItems | PlanFile | PlanMarkdown, Field(discriminator="type")]
+    "PlanUpdateContent",
+    Annotated[
+        Annotated[PlanItems, Tag("items")]
+        | Annotated[PlanFile, Tag("file")]
+        | Annotated[PlanMarkdown, Tag("markdown")]
+        | Annotated[UnknownPlanUpdateContent, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "items",
+                        "file",
+                        "markdown",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 The content of a plan: steps, a file or Markdown; the type field picks the form.
@@ -175,6 +218,7 @@ class PlanUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

@@ -14,6 +14,7 @@ class DisableProviderResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -29,6 +30,7 @@ class ListProvidersRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -58,6 +60,7 @@ class ProviderCurrentConfig(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -87,6 +90,7 @@ class ProviderInfo(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -118,6 +122,7 @@ class SetProviderRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -149,6 +154,7 @@ class SetProviderResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -164,6 +170,7 @@ class DisableProviderRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -183,6 +190,7 @@ class ListProvidersResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

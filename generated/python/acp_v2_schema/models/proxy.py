@@ -14,6 +14,7 @@ class ProxySuccessorNotification(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -37,6 +38,7 @@ class ProxySuccessorRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 AbsolutePath = TypeAliasType("AbsolutePath", str)
 """
@@ -19,6 +21,7 @@ class ArchiveSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -34,6 +37,7 @@ class CloseSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -49,6 +53,7 @@ class DeleteSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -70,6 +75,7 @@ class ReplayFromStart(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -103,6 +109,7 @@ class SessionInfo(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -156,6 +163,7 @@ class SessionStatusRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -175,6 +183,7 @@ class SetSessionTitleRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -198,6 +207,7 @@ class SetSessionTitleResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -223,6 +233,7 @@ class UnarchiveSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -242,6 +253,7 @@ class UnarchiveSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -257,6 +269,7 @@ class ArchiveSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -276,6 +289,7 @@ class CloseSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -295,6 +309,7 @@ class DeleteSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -314,6 +329,7 @@ class ListSessionsRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -341,6 +357,7 @@ class ListSessionsResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -358,7 +375,30 @@ class ListSessionsResponse(BaseModel):
     """
 
 
-ReplayFrom = TypeAliasType("ReplayFrom", Annotated[ReplayFromStart, Field(discriminator="type")])
+class UnknownReplayFrom(BaseModel):
+    """
+    A ReplayFrom variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of ReplayFrom has.
+    """
+
+
+ReplayFrom = TypeAliasType(
+    "ReplayFrom",
+    Annotated[
+        Annotated[ReplayFromStart, Tag("start")] | Annotated[UnknownReplayFrom, Tag("__unknown__")],
+        Discriminator(select_tag("type", "type", frozenset(("start",)))),
+    ],
+)
 """
 Where replay of a session's history starts; the type field picks the kind.
 """
@@ -370,6 +410,7 @@ class SessionStatusResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -393,6 +434,7 @@ class SystemPrompt(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -416,6 +458,7 @@ class ForkSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -453,6 +496,7 @@ class NewSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -486,6 +530,7 @@ class ResumeSessionRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -527,6 +572,7 @@ class ForkSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -558,6 +604,7 @@ class NewSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -589,6 +636,7 @@ class ResumeSessionResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 StopReason = TypeAliasType(
     "StopReason",
@@ -28,6 +30,7 @@ class Usage(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -67,6 +70,7 @@ class BackgroundSubagent(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -90,6 +94,7 @@ class BackgroundTerminal(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -113,6 +118,7 @@ class BackgroundToolCall(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -130,10 +136,43 @@ class BackgroundToolCall(BaseModel):
     """
 
 
+class UnknownBackgroundWork(BaseModel):
+    """
+    A BackgroundWork variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of BackgroundWork has.
+    """
+
+
 BackgroundWork = TypeAliasType(
     "BackgroundWork",
     Annotated[
-        BackgroundTerminal | BackgroundToolCall | BackgroundSubagent, Field(discriminator="type")
+        Annotated[BackgroundTerminal, Tag("terminal")]
+        | Annotated[BackgroundToolCall, Tag("tool_call")]
+        | Annotated[BackgroundSubagent, Tag("subagent")]
+        | Annotated[UnknownBackgroundWork, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "terminal",
+                        "tool_call",
+                        "subagent",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """
@@ -147,6 +186,7 @@ class RequiresActionStateUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -170,6 +210,7 @@ class RunningStateUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -193,6 +234,7 @@ class UnknownStateUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -216,6 +258,7 @@ class IdleStateUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -245,11 +288,45 @@ class IdleStateUpdate(BaseModel):
     """
 
 
+class UnknownStateUpdate(BaseModel):
+    """
+    A StateUpdate variant this version does not know: a `state` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    state: str
+    """
+    The tag value, which no known variant of StateUpdate has.
+    """
+
+
 StateUpdate = TypeAliasType(
     "StateUpdate",
     Annotated[
-        RunningStateUpdate | IdleStateUpdate | RequiresActionStateUpdate | UnknownStateUpdate,
-        Field(discriminator="state"),
+        Annotated[RunningStateUpdate, Tag("running")]
+        | Annotated[IdleStateUpdate, Tag("idle")]
+        | Annotated[RequiresActionStateUpdate, Tag("requires_action")]
+        | Annotated[UnknownStateUpdate, Tag("unknown")]
+        | Annotated[UnknownStateUpdate, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "state",
+                "state",
+                frozenset(
+                    (
+                        "running",
+                        "idle",
+                        "requires_action",
+                        "unknown",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 
 class CancelToolCallResponse(BaseModel):
@@ -14,6 +16,7 @@ class CancelToolCallResponse(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -44,6 +47,7 @@ class DiffPathChange(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -59,6 +63,7 @@ class DiffPathPairChange(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -84,6 +89,7 @@ class ToolCallLocation(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -141,6 +147,7 @@ class CancelToolCallRequest(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -164,6 +171,7 @@ class DiffChangeAdd(DiffPathChange):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -191,6 +199,7 @@ class DiffChangeCopy(DiffPathPairChange):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -218,6 +227,7 @@ class DiffChangeDelete(DiffPathChange):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -245,6 +255,7 @@ class DiffChangeModify(DiffPathChange):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -272,6 +283,7 @@ class DiffChangeMove(DiffPathPairChange):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -299,6 +311,7 @@ class DiffPatch(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -316,11 +329,47 @@ class DiffPatch(BaseModel):
     """
 
 
+class UnknownDiffChange(BaseModel):
+    """
+    A DiffChange variant this version does not know: a `operation` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    operation: str
+    """
+    The tag value, which no known variant of DiffChange has.
+    """
+
+
 DiffChange = TypeAliasType(
     "DiffChange",
     Annotated[
-        DiffChangeAdd | DiffChangeDelete | DiffChangeModify | DiffChangeMove | DiffChangeCopy,
-        Field(discriminator="operation"),
+        Annotated[DiffChangeAdd, Tag("add")]
+        | Annotated[DiffChangeDelete, Tag("delete")]
+        | Annotated[DiffChangeModify, Tag("modify")]
+        | Annotated[DiffChangeMove, Tag("move")]
+        | Annotated[DiffChangeCopy, Tag("copy")]
+        | Annotated[UnknownDiffChange, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "operation",
+                "operation",
+                frozenset(
+                    (
+                        "add",
+                        "delete",
+                        "modify",
+                        "move",
+                        "copy",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """
@@ -334,6 +383,7 @@ class Diff(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -361,6 +411,7 @@ class Content(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -378,12 +429,30 @@ class Content(BaseModel):
     """
 
 
+class UnknownToolCallContent(BaseModel):
+    """
+    A ToolCallContent variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of ToolCallContent has.
+    """
+
+
 class ToolCallContentChunk(BaseModel):
     """
     Appends one content item to a tool call.
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -411,6 +480,7 @@ class ToolCallUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -464,7 +534,26 @@ class ToolCallUpdate(BaseModel):
 from .terminals import Terminal
 
 ToolCallContent = TypeAliasType(
-    "ToolCallContent", Annotated[Content | Diff | Terminal, Field(discriminator="type")]
+    "ToolCallContent",
+    Annotated[
+        Annotated[Content, Tag("content")]
+        | Annotated[Diff, Tag("diff")]
+        | Annotated[Terminal, Tag("terminal")]
+        | Annotated[UnknownToolCallContent, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "type",
+                "type",
+                frozenset(
+                    (
+                        "content",
+                        "diff",
+                        "terminal",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 One item of tool call content; the type field picks the kind.

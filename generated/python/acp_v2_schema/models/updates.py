@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from ._open_unions import select_tag
 
 CompactionId = TypeAliasType("CompactionId", str)
 """
@@ -28,6 +30,7 @@ class Cost(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -59,6 +62,7 @@ class SessionInfoUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -86,6 +90,7 @@ class SessionUpdateStateUpdate1(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -101,6 +106,7 @@ class TextCommandInput(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -124,6 +130,7 @@ class UsageUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -149,8 +156,30 @@ class UsageUpdate(BaseModel):
     """
 
 
+class UnknownAvailableCommandInput(BaseModel):
+    """
+    A AvailableCommandInput variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of AvailableCommandInput has.
+    """
+
+
 AvailableCommandInput = TypeAliasType(
-    "AvailableCommandInput", Annotated[TextCommandInput, Field(discriminator="type")]
+    "AvailableCommandInput",
+    Annotated[
+        Annotated[TextCommandInput, Tag("text")]
+        | Annotated[UnknownAvailableCommandInput, Tag("__unknown__")],
+        Discriminator(select_tag("type", "type", frozenset(("text",)))),
+    ],
 )
 """
 What a command takes after its name. The type field picks the kind.
@@ -163,6 +192,7 @@ class Command(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -194,6 +224,7 @@ class Notice(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -219,8 +250,29 @@ class Notice(BaseModel):
     """
 
 
+class UnknownAvailableCommand(BaseModel):
+    """
+    A AvailableCommand variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: str
+    """
+    The tag value, which no known variant of AvailableCommand has.
+    """
+
+
 AvailableCommand = TypeAliasType(
-    "AvailableCommand", Annotated[Command, Field(discriminator="type")]
+    "AvailableCommand",
+    Annotated[
+        Annotated[Command, Tag("command")] | Annotated[UnknownAvailableCommand, Tag("__unknown__")],
+        Discriminator(select_tag("type", "type", frozenset(("command",)))),
+    ],
 )
 """
 A slash command the session offers. The type field picks the kind; unknown kinds are kept as open objects that still carry a name and description.
@@ -233,6 +285,7 @@ class AvailableCommandsUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -256,6 +309,7 @@ class SubagentUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -305,6 +359,7 @@ class ContentChunk(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -328,6 +383,7 @@ class SessionMessage(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -375,6 +431,7 @@ class SessionMessageChunk(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -402,6 +459,7 @@ class SessionUpdateAgentMessageChunk(ContentChunk):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -417,6 +475,7 @@ class SessionUpdateAgentThoughtChunk(ContentChunk):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -432,6 +491,7 @@ class SessionUpdateUserMessageChunk(ContentChunk):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -447,6 +507,7 @@ class UserMessage(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -474,6 +535,7 @@ class AgentMessage(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -501,6 +563,7 @@ class AgentThought(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -528,6 +591,7 @@ class CompactionSummaryChunk(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -555,6 +619,7 @@ class CompactionUpdate(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -584,12 +649,30 @@ class CompactionUpdate(BaseModel):
     """
 
 
+class UnknownSessionUpdate(BaseModel):
+    """
+    A SessionUpdate variant this version does not know: a `sessionUpdate` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    session_update: Annotated[str, Field(alias="sessionUpdate")]
+    """
+    The tag value, which no known variant of SessionUpdate has.
+    """
+
+
 class UpdateSessionNotification(BaseModel):
     """
     The params of session/update: the session and one change to it.
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -626,6 +709,7 @@ class SessionUpdateStateUpdate2(RunningStateUpdate, SessionUpdateStateUpdate1):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -641,6 +725,7 @@ class SessionUpdateStateUpdate4(RequiresActionStateUpdate, SessionUpdateStateUpd
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -656,6 +741,7 @@ class SessionUpdateStateUpdate3(IdleStateUpdate, SessionUpdateStateUpdate1):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -671,6 +757,7 @@ class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -682,10 +769,25 @@ class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
 
 SessionUpdateStateUpdate = TypeAliasType(
     "SessionUpdateStateUpdate",
-    SessionUpdateStateUpdate2
-    | SessionUpdateStateUpdate3
-    | SessionUpdateStateUpdate4
-    | SessionUpdateStateUpdate5,
+    Annotated[
+        Annotated[SessionUpdateStateUpdate2, Tag("running")]
+        | Annotated[SessionUpdateStateUpdate3, Tag("idle")]
+        | Annotated[SessionUpdateStateUpdate4, Tag("requires_action")]
+        | Annotated[SessionUpdateStateUpdate5, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "state",
+                "state",
+                frozenset(
+                    (
+                        "running",
+                        "idle",
+                        "requires_action",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
@@ -698,6 +800,7 @@ class SessionUpdateToolCallUpdate(ToolCallUpdate):
     """
 
     model_config = ConfigDict(
+        extra="allow",
         defer_build=True,
         populate_by_name=True,
     )
@@ -710,30 +813,63 @@ class SessionUpdateToolCallUpdate(ToolCallUpdate):
 SessionUpdate = TypeAliasType(
     "SessionUpdate",
     Annotated[
-        SessionUpdateUserMessageChunk
-        | UserMessage
-        | SessionUpdateAgentMessageChunk
-        | AgentMessage
-        | SessionUpdateAgentThoughtChunk
-        | AgentThought
-        | SessionUpdateStateUpdate
-        | ToolCallContentChunk
-        | SessionUpdateToolCallUpdate
-        | TerminalUpdate
-        | TerminalOutputChunk
-        | PlanUpdate
-        | PlanRemoved
-        | AvailableCommandsUpdate
-        | ConfigOptionUpdate
-        | SessionInfoUpdate
-        | UsageUpdate
-        | Notice
-        | CompactionUpdate
-        | CompactionSummaryChunk
-        | SubagentUpdate
-        | SessionMessage
-        | SessionMessageChunk,
-        Field(discriminator="session_update"),
+        Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
+        | Annotated[UserMessage, Tag("user_message")]
+        | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
+        | Annotated[AgentMessage, Tag("agent_message")]
+        | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
+        | Annotated[AgentThought, Tag("agent_thought")]
+        | Annotated[SessionUpdateStateUpdate, Tag("state_update")]
+        | Annotated[ToolCallContentChunk, Tag("tool_call_content_chunk")]
+        | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
+        | Annotated[TerminalUpdate, Tag("terminal_update")]
+        | Annotated[TerminalOutputChunk, Tag("terminal_output_chunk")]
+        | Annotated[PlanUpdate, Tag("plan_update")]
+        | Annotated[PlanRemoved, Tag("plan_removed")]
+        | Annotated[AvailableCommandsUpdate, Tag("available_commands_update")]
+        | Annotated[ConfigOptionUpdate, Tag("config_option_update")]
+        | Annotated[SessionInfoUpdate, Tag("session_info_update")]
+        | Annotated[UsageUpdate, Tag("usage_update")]
+        | Annotated[Notice, Tag("notice")]
+        | Annotated[CompactionUpdate, Tag("compaction_update")]
+        | Annotated[CompactionSummaryChunk, Tag("compaction_summary_chunk")]
+        | Annotated[SubagentUpdate, Tag("subagent_update")]
+        | Annotated[SessionMessage, Tag("session_message")]
+        | Annotated[SessionMessageChunk, Tag("session_message_chunk")]
+        | Annotated[UnknownSessionUpdate, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "sessionUpdate",
+                "session_update",
+                frozenset(
+                    (
+                        "user_message_chunk",
+                        "user_message",
+                        "agent_message_chunk",
+                        "agent_message",
+                        "agent_thought_chunk",
+                        "agent_thought",
+                        "state_update",
+                        "tool_call_content_chunk",
+                        "tool_call_update",
+                        "terminal_update",
+                        "terminal_output_chunk",
+                        "plan_update",
+                        "plan_removed",
+                        "available_commands_update",
+                        "config_option_update",
+                        "session_info_update",
+                        "usage_update",
+                        "notice",
+                        "compaction_update",
+                        "compaction_summary_chunk",
+                        "subagent_update",
+                        "session_message",
+                        "session_message_chunk",
+                    )
+                ),
+            )
+        ),
     ],
 )
 """

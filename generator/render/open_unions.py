@@ -1,0 +1,148 @@
+"""Open the tagged unions in the generated pydantic models, and let every model keep the fields it does not know.
+
+datamodel-code-generator writes each tagged union as a closed, discriminated union (it is given the closed form,
+see generator/unions.py). This pass rewrites each such alias so that a tag value the union does not know selects a
+fallback model, `Unknown<Union>`, which keeps the tag and every other field; a known tag still selects its own
+variant, so a malformed known variant stays an error. Dispatch is one lookup of the tag in a frozenset.
+
+It also sets `extra="allow"` on every model, so that parsing and then dumping with
+`model_dump(mode="json", by_alias=True, exclude_unset=True)` gives back the JSON that was read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .. import naming, unions
+from ..model import Spec
+from ..semantics import REF_PREFIX
+from .templates import render as render_template
+
+UNKNOWN_TAG = "__unknown__"  # the Tag of the fallback variant; never a value on the wire (it is never looked up)
+SUPPORT_MODULE = "_open_unions"
+_CONFIG_BLOCK = re.compile(r"^    model_config = ConfigDict\(\n(?:        .*\n)*?    \)\n", re.M)
+
+
+def support_module(header: str) -> str:
+    """`models/_open_unions.py`: the tag selector every open union uses."""
+    return render_template("open_unions.py.j2", header=header, unknown_tag=UNKNOWN_TAG)
+
+
+def open_models(source: str, spec: Spec) -> str:
+    """`source` (the generated models module) with open unions and models that keep unknown fields."""
+    source = _CONFIG_BLOCK.sub(_allow_extra, source)
+    found = {
+        t.name: union
+        for t in spec.types
+        if (union := unions.tagged_union(unions.closed(t.schema), REF_PREFIX)) is not None
+    }
+    lines = source.splitlines(keepends=True)
+    tree = ast.parse(source).body
+    bases = {n.name: [b.id for b in n.bases if isinstance(b, ast.Name)] for n in tree if isinstance(n, ast.ClassDef)}
+    # Which union each variant class belongs to, and its tag value there (fallbacks get the unknown tag).
+    variant_of = {t: (u, v) for u in found.values() for v, t in u.variants}
+    variant_of.update({f"Unknown{name}": (u, UNKNOWN_TAG) for name, u in found.items()})
+    replaced: dict[int, tuple[int, str]] = {}
+    for node in tree:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in found:
+                replaced[node.lineno - 1] = (node.end_lineno or node.lineno, _open_alias(name, found[name], node))
+            elif (composed := _composed(node, bases, variant_of)) is not None:
+                replaced[node.lineno - 1] = (node.end_lineno or node.lineno, composed)
+    missing = sorted(set(found) - {_name(lines[i]) for i in replaced})  # every union must have been opened
+    if missing:
+        raise RuntimeError(f"the generated models define no union alias for {', '.join(missing)}")
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        if index in replaced:
+            end, text = replaced[index]
+            out.append(text)
+            index = end
+        else:
+            out.append(lines[index])
+            index += 1
+    return "".join(out).replace(
+        "\nfrom pydantic import ",
+        f"\nfrom .{SUPPORT_MODULE} import select_tag\nfrom pydantic import Discriminator, Tag, ",
+        1,
+    )
+
+
+def _allow_extra(match: re.Match[str]) -> str:
+    """Keep unknown fields, unless the spec closed the object (`additionalProperties: false` gives `forbid`)."""
+    block = match.group(0)
+    if "extra=" in block:
+        return block
+    return block.replace("ConfigDict(\n", 'ConfigDict(\n        extra="allow",\n', 1)
+
+
+def _composed(node: ast.Assign, bases: dict[str, list[str]], variant_of: dict[str, tuple]) -> str | None:
+    """An alias whose members each extend one variant of the same union (a union variant that is itself a union,
+    such as `state_update` over the states), rewritten to dispatch on that union's tag; None for any other alias."""
+    value = node.value
+    if not (isinstance(value, ast.Call) and len(value.args) == 2 and isinstance(value.args[1], ast.BinOp)):
+        return None
+    members = _members(value.args[1])
+    if members is None:
+        return None
+    picks = []
+    for member in members:
+        hits = [variant_of[b] for b in bases.get(member, []) if b in variant_of]
+        if len(hits) != 1:
+            return None
+        picks.append((member, *hits[0]))
+    unions_seen = {id(u) for _, u, _ in picks}
+    if len(unions_seen) != 1 or len(picks) < 2:
+        return None
+    name = node.targets[0].id  # type: ignore[union-attr]
+    return _alias(name, picks[0][1], [(member, value) for member, _, value in picks], fallback=None)
+
+
+def _name(line: str) -> str:
+    return line.split("=", 1)[0].strip()
+
+
+def _members(expr: ast.expr) -> list[str] | None:
+    """The class names of an `A | B | ...` expression, in order; None when it is anything else."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        left, right = _members(expr.left), _members(expr.right)
+        return None if left is None or right is None else left + right
+    return [expr.id] if isinstance(expr, ast.Name) else None
+
+
+def _variant_classes(node: ast.Assign) -> list[str]:
+    """The class names in a generated union alias `Name = TypeAliasType("Name", Annotated[A | B | ..., Field()])`."""
+    call = node.value
+    assert isinstance(call, ast.Call) and len(call.args) == 2
+    annotated = call.args[1]
+    assert isinstance(annotated, ast.Subscript) and isinstance(annotated.slice, ast.Tuple)
+    names = _members(annotated.slice.elts[0])
+    if names is None:
+        raise RuntimeError(f"unexpected members in a generated union: {ast.unparse(annotated)}")
+    return names
+
+
+def _open_alias(name: str, union: unions.TaggedUnion, node: ast.Assign) -> str:
+    classes = _variant_classes(node)
+    by_type = {type_name: value for value, type_name in union.variants}
+    if sorted(classes) != sorted(by_type):
+        raise RuntimeError(f"{name}: the generated variants {classes} differ from the spec's {sorted(by_type)}")
+    fallback = f"Unknown{name}"
+    members = [(c, by_type[c]) for c in classes] + [(fallback, UNKNOWN_TAG)]
+    return _alias(name, union, members, fallback=fallback)
+
+
+def _alias(name: str, union: unions.TaggedUnion, members: list[tuple[str, str]], *, fallback: str | None) -> str:
+    """The text of an open union alias (and of its fallback class, when given)."""
+    return render_template(
+        "_open_union_alias.py.j2",
+        name=name,
+        fallback=fallback,
+        tag=union.tag,
+        attribute=naming.snake_case(union.tag),
+        members=members,
+        known=[value for _, value in members if value != UNKNOWN_TAG],
+    )

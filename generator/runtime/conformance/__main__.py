@@ -1,7 +1,0 @@
-"""`python -m acp_v2_schema.conformance [options] -- AGENT COMMAND...`: run the keyed-prompt traces."""
-
-import sys
-
-from . import main
-
-sys.exit(main())

@@ -1,0 +1,113 @@
+"""Idempotency keys on the Agent side: validation, the digest that stores keep, and derived message ids.
+
+What makes a key valid (type, length in code points, no lone surrogate) and the error codes are the spec's; they
+come from the generated `acp_v2_schema` package. A key is never stored, logged or shown as it is: stores keep
+`key_digest(key)`, and every error message here describes the problem without repeating the value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from acp_v2_schema.protocol import KnownErrorCode
+from acp_v2_schema.retry import KeyProblem, idempotency_key_problem
+
+INVALID_PARAMS = int(KnownErrorCode.INVALID_PARAMS)
+REQUEST_CANCELLED = int(KnownErrorCode.REQUEST_CANCELLED)
+
+# A fixed namespace for derived message ids, so that every Agent built on this package derives the same id from
+# the same (sessionId, key) pair. It was drawn at random once; it carries no meaning.
+MESSAGE_ID_NAMESPACE = uuid.UUID("6f1d2a4e-93c8-4b57-a0e2-7c15d9b3e846")
+
+
+class LedgerError(Exception):
+    """A JSON-RPC error that answers a keyed prompt; `code` and `message` go into the error response."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC error object."""
+        return {"code": self.code, "message": self.message}
+
+
+class InvalidKey(LedgerError):
+    """The key is present but not a valid idempotency key (-32602); `problem` says why."""
+
+    def __init__(self, problem: KeyProblem, detail: str) -> None:
+        super().__init__(INVALID_PARAMS, f"Invalid params: idempotencyKey {detail}")
+        self.problem = problem
+
+
+class KeyReused(LedgerError):
+    """A recorded or pending key came back with a different prompt (-32602); nothing was inserted."""
+
+    def __init__(self) -> None:
+        super().__init__(INVALID_PARAMS, "Invalid params: this idempotencyKey belongs to a different prompt")
+
+
+class Cancelled(LedgerError):
+    """The prompt was cancelled before insertion; every pending attempt with its key gets this (-32800)."""
+
+    def __init__(self) -> None:
+        super().__init__(REQUEST_CANCELLED, "Request cancelled before the message was inserted")
+
+
+def validate_key(value: object) -> str | None:
+    """The key of a `session/prompt`, or None when it is omitted or null. Raises InvalidKey for anything else.
+
+    The check is the generated `idempotency_key_problem`: lengths count Unicode code points, as JSON Schema does,
+    no other type is ever coerced to a string, and a lone surrogate (no UTF-8 form) is rejected.
+    """
+    if value is None:
+        return None
+    problem = idempotency_key_problem(value)
+    if problem is not None:
+        raise InvalidKey(problem, _describe(problem, value))
+    assert isinstance(value, str)  # idempotency_key_problem accepts nothing else
+    return value
+
+
+def _describe(problem: KeyProblem, value: object) -> str:
+    """A short reason for the error message; it never repeats the value."""
+    if problem is KeyProblem.NOT_A_STRING:
+        return f"must be a string or null, not {_json_type(value)}"
+    return f"is not a valid key ({problem.value})"
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def key_digest(key: str) -> str:
+    """What stores keep in place of the key: a SHA-256 hex digest of its UTF-8 bytes."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def derive_message_id(session_id: str, key: str) -> str:
+    """A messageId that follows from (sessionId, key): a UUID v5, for runtimes that store the id with the message.
+
+    The session id is length-prefixed so that no two different pairs can produce the same name.
+    """
+    name = f"{len(session_id)}:{session_id}{key}".encode("utf-8", "surrogatepass")
+    digest = hashlib.sha1(MESSAGE_ID_NAMESPACE.bytes + name).digest()  # what RFC 9562 prescribes for v5
+    return str(uuid.UUID(bytes=digest[:16], version=5))
+
+
+def prompt_fingerprint(prompt: object) -> str:
+    """A digest of the prompt content, so that a key reused with a different prompt can be noticed."""
+    text = json.dumps(prompt, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()

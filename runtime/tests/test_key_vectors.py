@@ -1,0 +1,56 @@
+"""Every shared key vector against the runtime: the ledger's key check and the reference Agent on the wire.
+
+The vectors (generated/conformance/idempotency-key.json) are what every language's validator is tested with; the
+Agent must give each its `param` outcome: a valid key is used, null means no key, anything else is -32602.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from acp_v2_schema.protocol import KnownErrorCode
+from agent_client import ROOT, AgentProcess
+
+from acp_v2_runtime.idempotency import InvalidKey, validate_key
+
+VECTORS = json.loads((ROOT / "generated" / "conformance" / "idempotency-key.json").read_text(encoding="utf-8"))
+CASES = VECTORS["vectors"]
+PROMPT = [{"type": "text", "text": "hello"}]
+
+
+@pytest.mark.parametrize("vector", CASES, ids=[v["name"] for v in CASES])
+def test_validate_key_agrees_with_the_vector(vector):
+    if vector["param"] == "invalid-params":
+        with pytest.raises(InvalidKey) as caught:
+            validate_key(vector["value"])
+        assert caught.value.code == KnownErrorCode.INVALID_PARAMS
+        assert caught.value.problem.value == vector["reason"]
+    elif vector["param"] == "no-key":
+        assert validate_key(vector["value"]) is None
+    else:
+        assert validate_key(vector["value"]) == vector["value"]
+
+
+def test_reference_agent_answers_every_vector_as_it_says(tmp_path):
+    agent = AgentProcess(tmp_path / "agent.db")
+    try:
+        assert "result" in agent.request("initialize", {"protocolVersion": 2})
+        session = agent.request("session/new", {"cwd": "/", "mcpServers": []})["result"]["sessionId"]
+        wrong = []
+        for vector in CASES:
+            params = {"sessionId": session, "prompt": PROMPT, "idempotencyKey": vector["value"]}
+            answer = agent.request("session/prompt", params)
+            assert answer is not None, f"the Agent exited on {vector['name']}"
+            if vector["param"] == "invalid-params":
+                ok = answer.get("error", {}).get("code") == KnownErrorCode.INVALID_PARAMS
+            else:
+                ok = "messageId" in answer.get("result", {})
+                if ok and vector["param"] == "key":  # the same key again: the same message, not a second one
+                    again = agent.request("session/prompt", params)
+                    ok = again is not None and again.get("result") == answer["result"]
+            if not ok:
+                wrong.append(f"{vector['name']} ({vector['param']}): {answer}")
+        assert not wrong, "\n".join(wrong)
+    finally:
+        agent.close()
