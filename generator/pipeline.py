@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .conformance import load_traces
 from .diagnostics import Diagnostic, Location, SpecError, display_path
+from .diff.accepted import check_accepted
 from .loader import Document, load_document
 from .model import Spec
 from .semantics import check_and_build
@@ -62,6 +63,8 @@ def load_spec(spec_dir: Path, root: Path) -> Spec:
         diagnostics.append(
             Diagnostic(Location(display_path(spec_dir / "methods", root)), "no-methods", "the spec defines no methods")
         )
+    # Optional: breaking changes made on purpose, read by `python -m generator diff` (generator/diff/accepted.py).
+    diagnostics.extend(check_accepted(spec_dir, root))
     if not classes:
         raise SpecError(diagnostics)
     # Meaning checks run even when some files failed their structure check, so that one run shows

@@ -6,7 +6,9 @@ Each check adds diagnostics and carries on, so that a maintainer sees every prob
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -113,10 +115,9 @@ class _Checker:
                     )
                     continue
                 self.types[name] = (doc, schema)
-                for problem in _META_VALIDATOR.iter_errors(schema):
-                    where = ("types", name, *problem.absolute_path)
-                    message = f"type {name!r} is not valid JSON Schema 2020-12: {problem.message}"
-                    self.error(doc, where, "invalid-type-schema", message)
+                for problem_path, problem in _schema_problems(json.dumps(schema, sort_keys=True)):
+                    message = f"type {name!r} is not valid JSON Schema 2020-12: {problem}"
+                    self.error(doc, ("types", name, *problem_path), "invalid-type-schema", message)
         for name, (doc, schema) in self.types.items():
             for path, ref in _refs(schema, ("types", name)):
                 if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
@@ -362,6 +363,13 @@ def _method(doc: Document, *, has_twin: bool) -> model.Method:
 def _with_example(method: model.Method, found: dict[str, model.Example]) -> model.Method:
     example = found.get(method.slug)
     return method if example is None else dataclasses.replace(method, example=example)
+
+
+@lru_cache(maxsize=4096)
+def _schema_problems(schema_text: str) -> tuple[tuple[DataPath, str], ...]:
+    """Meta-schema problems of one type schema, cached by its JSON text: the check dominates loading, and
+    `diff` loads two versions of a spec that share most of their types."""
+    return tuple((tuple(p.absolute_path), p.message) for p in _META_VALIDATOR.iter_errors(json.loads(schema_text)))
 
 
 def _is_nullable_key(prop: dict[str, Any]) -> bool:
