@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+INITIALIZE = {"protocolVersion": 2, "info": {"name": "runtime-tests", "version": "1"}}
+"""Valid `initialize` params (the Agent checks params with the generated models)."""
 
 
 def agent_command(db: Path, *extra: str) -> list[str]:
