@@ -13,6 +13,15 @@ prompt before insertion and `holdWork` keeps the work running, both until a `_co
 notification for the session; `failInsert` rejects the prompt before insertion (-32603). `--crash-after claim`
 or `--crash-after insert` kills the process with SIGKILL at that point of the first keyed prompt.
 `--ignore-keys` makes it behave like an Agent that knows nothing of keys, so the runner can prove it fails.
+
+Bad input costs one error answer, never the process (framing and checks are in `jsonrpc`): -32700 for a line
+that is not UTF-8 JSON (or nests deeper than Python parses), -32600 for anything that is not a valid Request
+object (a batch, a line over 16 MiB, `jsonrpc` other than "2.0", a non-string `method`, an id that is not a
+string or an integer, params neither object nor array), -32601 for a method it does not handle, and -32602
+when the params do not fit the generated model the spec names for the method, checked before any work. Those
+answers carry the request's id when it was valid, else null. Responses from the Client are never answered,
+nor are notifications. A `--db` file that exists but is not this Agent's database (empty, corrupted, another
+program's) is refused at startup with one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -91,7 +100,11 @@ class Agent:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin)
         reader = jsonrpc.LineReader(stream)
         while (line := await reader.next_line()) is not None:
-            self.receive(line)
+            try:
+                self.receive(line)
+            except Exception as exc:  # a bug must cost one answer, never the connection
+                log(f"error reading a line: {type(exc).__name__}")
+                self.fail(None, Code.INTERNAL_ERROR, "Internal error")
             await asyncio.sleep(0)  # let the request start before the next line, so a cancel finds it registered
         for task in list(self.requests.values()):
             task.cancel()
@@ -167,7 +180,9 @@ class Agent:
         """Act on a notification; an unknown one, or one with invalid params, is ignored (nothing can answer it)."""
         params = call.params if isinstance(call.params, dict) else {}
         if call.method == RELEASE:
-            session = self.active.get(params.get("sessionId"))  # type: ignore[arg-type]
+            # An extension method, so no generated type checks it: only a string can name a session.
+            sid = params.get("sessionId")
+            session = self.active.get(sid) if isinstance(sid, str) else None
             if session is not None:
                 session.release.set()
                 session.release = asyncio.Event()

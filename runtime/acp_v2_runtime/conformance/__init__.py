@@ -1,12 +1,17 @@
 """Run the keyed-prompt conformance traces against an Agent command over stdio.
 
-    python -m acp_v2_runtime.conformance -- python -m acp_v2_runtime.reference_agent --db {tmp}/agent.db
+    python -m acp_v2_runtime.conformance -- python -m acp_v2_runtime.reference_agent --db '{tmp}/agent.db'
 
 Each connection of a trace is one Agent process speaking newline-delimited JSON-RPC on stdin/stdout; `{tmp}`
 in the command becomes a temporary directory shared by every process of the run, so a restarted Agent finds
-its stored sessions. One line is printed per trace (PASS, or FAIL with what was seen instead); the exit status
-is 1 when any trace fails. Waiting for an answer is bounded by `--timeout` so a silent Agent fails, not hangs.
-"""
+its stored sessions. One line is printed per trace (PASS, or FAIL with what was seen instead), then a summary
+(`N passed, M failed, of T traces`). Waiting for an answer is bounded by `--timeout`, so a silent Agent fails
+rather than hangs.
+
+Everything the Agent writes is checked as it arrives: a line that is not JSON or is longer than 16 MiB, a
+message that is not valid JSON-RPC 2.0 (an `error` that is not an error object, a bad `id`), a result or a
+notification whose params do not fit the types the spec names for that method: each fails the trace that saw
+it, with the reason, and the run goes on with the next trace."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import tempfile
 import uuid
@@ -396,11 +402,8 @@ async def run_all(command: list[str], *, timeout: float, traces: list[dict[str, 
 
 
 EPILOG = """\
-exit status: 0 when every trace passes, 1 when any fails, 2 on a usage error or an Agent command that cannot
-be started.
-
-example:
-  python -m acp_v2_runtime.conformance -- python -m acp_v2_runtime.reference_agent --db '{tmp}/agent.db'
+exit status: 0 when every trace passes, 1 when any fails, 2 on a usage error (an unknown trace id, no command)
+or an Agent command that cannot be started.
 """
 
 
@@ -441,3 +444,6 @@ def main(argv: list[str] | None = None) -> int:
     except AgentNotStarted as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
