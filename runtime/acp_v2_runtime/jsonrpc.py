@@ -29,6 +29,9 @@ from pydantic import TypeAdapter, ValidationError
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """The longest line either side reads (16 MiB, newline excluded); longer lines get an error, not a crash."""
 
+JSON_WHITESPACE = b" \t\r\n"
+"""The bytes JSON counts as whitespace; a line of nothing else carries no message and gets no answer."""
+
 _CHUNK = 64 * 1024
 _MAX_REPORTED = 3  # how many validation errors one -32602 message lists
 

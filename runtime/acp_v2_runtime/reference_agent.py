@@ -114,7 +114,7 @@ class Agent:
         if isinstance(line, jsonrpc.Oversized):
             self.fail(None, Code.INVALID_REQUEST, f"Invalid Request: {line}")
             return
-        if not line.strip():
+        if not line.strip(jsonrpc.JSON_WHITESPACE):
             return  # an empty line carries no message
         try:
             message = jsonrpc.parse_line(line)

@@ -105,7 +105,7 @@ class Connection:
             self._flag(f"the Agent wrote {line}")
             return
         self.output.append(line.decode("utf-8", "replace"))
-        if not line.strip():
+        if not line.strip(jsonrpc.JSON_WHITESPACE):
             return
         try:
             incoming = jsonrpc.classify(jsonrpc.parse_line(line))
