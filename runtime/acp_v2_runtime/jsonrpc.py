@@ -74,8 +74,10 @@ class LineReader:
     async def next_line(self) -> bytes | Oversized | None:
         """The next line without its newline, an `Oversized` marker, or None at the end of the stream."""
         dropped = 0  # bytes of an oversized line thrown away so far
+        scanned = 0  # the buffer holds no newline before this offset, so a long line is searched once
         while True:
-            end = self._buffer.find(b"\n")
+            end = self._buffer.find(b"\n", scanned)
+            scanned = len(self._buffer)
             if end >= 0:
                 line = bytes(self._buffer[:end])
                 del self._buffer[: end + 1]
@@ -85,9 +87,12 @@ class LineReader:
             if len(self._buffer) > self._limit:
                 dropped += len(self._buffer)  # too long already: forget it and skip to the newline
                 self._buffer.clear()
+                scanned = 0
             if self._eof:
                 if dropped:
-                    return Oversized(dropped + len(self._buffer))
+                    size = dropped + len(self._buffer)
+                    self._buffer.clear()
+                    return Oversized(size)
                 if self._buffer:
                     line = bytes(self._buffer)  # a last line without a newline still counts
                     self._buffer.clear()
