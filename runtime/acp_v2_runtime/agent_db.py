@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from .idempotency import SQLiteStore
+from .idempotency.sql import TABLE as KEY_TABLE
 
 # SQLite's `PRAGMA application_id` marks a file as this Agent's ("ACP2" in ASCII); 0 means "no application".
 APPLICATION_ID = 0x41435032
@@ -27,6 +28,10 @@ CREATE TABLE IF NOT EXISTS ref_messages (
     role TEXT NOT NULL, content TEXT NOT NULL
 );
 """
+
+
+# Every table an Agent database holds: its own two, the key ledger's, and SQLite's AUTOINCREMENT bookkeeping.
+_OURS = {"ref_sessions", "ref_messages", KEY_TABLE, "sqlite_sequence"}
 
 
 class DatabaseRefused(Exception):
@@ -68,16 +73,19 @@ def _check(path: Path) -> None:
     if header != _HEADER:
         raise DatabaseRefused("not an SQLite database")
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)  # read-only: never checkpoints
         try:
             (application_id,) = conn.execute("PRAGMA application_id").fetchone()
             (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise DatabaseRefused(f"the database cannot be read ({exc})") from None
     if verdict != "ok":
         raise DatabaseRefused("the database is corrupted")
+    if application_id == 0 and tables and tables <= _OURS:
+        return  # made by an Agent from before the mark existed; the store's setup stamps it below
     if application_id != APPLICATION_ID:
         raise DatabaseRefused("an SQLite database of another program, not of this Agent")
 
@@ -89,7 +97,7 @@ def open_store(path: str | Path, *, lease: float) -> SQLiteStore:
         if not path.exists() and not path.is_symlink():
             _create(path, lease)
         _check(path)
-        return SQLiteStore(path, lease_seconds=lease, setup=_create_tables)
+        return SQLiteStore(path, lease_seconds=lease, setup=_mark)
     except OSError as exc:
         raise DatabaseRefused(exc.strerror or str(exc)) from None
     except sqlite3.Error as exc:

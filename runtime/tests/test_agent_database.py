@@ -82,3 +82,22 @@ def test_the_agents_own_database_is_reused(tmp_path):
     for _ in range(2):
         done = start(db, '{"jsonrpc":"2.0","id":1,"method":"session/list"}\n')
         assert done.returncode == 0 and done.stdout.count('"sessionId"') == 1, done
+
+
+def test_database_of_an_agent_from_before_the_mark_is_accepted_and_marked(tmp_path):
+    """A file with only the Agent's tables and no application id was made by an earlier reference Agent."""
+    db = agent_database(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA application_id = 0")
+    done = start(db, '{"jsonrpc":"2.0","id":1,"method":"session/list"}\n')
+    assert done.returncode == 0 and done.stdout.count('"sessionId"') == 1, done
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] != 0
+
+
+def test_sqlite_file_with_our_tables_and_others_is_refused(tmp_path):
+    db = agent_database(tmp_path)
+    with sqlite3.connect(db) as conn:  # left open on purpose: its WAL must not be folded in by the check
+        conn.execute("PRAGMA application_id = 0")
+        conn.execute("CREATE TABLE invoices (total REAL)")
+    assert_refused(db, "another program")

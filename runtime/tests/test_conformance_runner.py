@@ -97,3 +97,11 @@ def test_help_describes_the_command_fully():
     assert done.returncode == 0
     for words in ("--timeout", "--only", "--list", "{tmp}", "exit status", "FAIL", "-- python -m"):
         assert words in done.stdout, words
+
+
+def test_agent_that_refuses_its_database_fails_each_trace_with_its_message(tmp_path):
+    (tmp_path / "agent.db").write_bytes(b"")  # an empty file: the reference Agent refuses it
+    agent = [sys.executable, "-m", "acp_v2_runtime.reference_agent", "--db", str(tmp_path / "agent.db")]
+    done = conformance("--only", TRACE, "--", *agent)
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "exited (status 2)" in done.stdout and "the file is empty" in done.stdout, done.stdout

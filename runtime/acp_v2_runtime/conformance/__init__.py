@@ -68,6 +68,7 @@ class Connection:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     readers: list[asyncio.Task[None]] = field(default_factory=list)
     problem: str | None = None
+    last_error: str = ""  # the last line the Agent wrote on stderr, to say why it exited
 
     @classmethod
     async def start(cls, name: str, command: list[str]) -> Connection:
@@ -138,6 +139,8 @@ class Connection:
             while (line := await reader.next_line()) is not None:
                 if isinstance(line, bytes):
                     self.output.append(line.decode("utf-8", "replace"))
+                    if line.strip():
+                        self.last_error = line.decode("utf-8", "replace").strip()
 
     def _wake(self) -> None:
         self.changed.set()
@@ -156,7 +159,8 @@ class Connection:
             if self.problem is not None:
                 raise TraceFailure(f"{what}: {self.problem}")
             if self.process.stdout is not None and self.process.stdout.at_eof() and self.process.returncode is not None:
-                raise TraceFailure(f"{what}: the Agent on {self.name} exited (status {self.process.returncode})")
+                said = f": {self.last_error[:200]}" if self.last_error else ""
+                raise TraceFailure(f"{what}: the Agent on {self.name} exited (status {self.process.returncode}){said}")
             left = deadline - loop.time()
             if left <= 0:
                 raise TraceFailure(f"{what}: nothing within {timeout:g}s on {self.name}")
