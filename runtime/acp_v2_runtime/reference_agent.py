@@ -52,6 +52,8 @@ RELEASE = "_conformance/release"  # the test hook's notification (an extension m
 
 
 class RpcError(Exception):
+    """An error answer to a request: `code` (from KnownErrorCode) and `message` go into the response."""
+
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
@@ -59,6 +61,8 @@ class RpcError(Exception):
 
 @dataclass
 class Session:
+    """A session open on this connection: its work queue and worker, its release latch and held prompts."""
+
     session_id: str
     queue: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
@@ -67,6 +71,8 @@ class Session:
 
 
 class Agent:
+    """One connection's Agent: reads lines from stdin, answers on stdout, keeps its data in the SQLite file."""
+
     def __init__(self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None) -> None:
         self.store = open_store(db, lease=lease)
         self.ledger = KeyLedger(self.store)
@@ -140,7 +146,7 @@ class Agent:
         rid, method = call.id, call.method
         assert rid is not None
         if method not in HANDLERS:
-            self.fail(rid, Code.METHOD_NOT_FOUND, f"Method not found: {method}")
+            self.fail(rid, Code.METHOD_NOT_FOUND, f"Method not found: {method[:200]}")  # a name may be megabytes
             return
         raw = call.params
         if self.ignore_keys and isinstance(raw, dict):
