@@ -12,10 +12,13 @@ import unicodedata
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acp_v2_runtime.idempotency import (
     INVALID_PARAMS,
     MAX_SESSION_ID_BYTES,
+    InvalidKey,
     InvalidSessionId,
     KeyLedger,
     LedgerError,
@@ -128,3 +131,36 @@ def test_ids_that_look_alike_are_separate_scopes(store_factory, first, second):
 
     a, b = run(go())
     assert a != b
+
+
+@pytest.mark.parametrize("key", ["", "k" * 256, 5, True, ["k"], {"k": 1}, "\ud800"], ids=repr)
+def test_lookup_with_a_malformed_key_raises_invalid_key(store_factory, key):
+    ledger = KeyLedger(store_factory())
+    with pytest.raises(InvalidKey):
+        run(ledger.lookup("sess", key))
+
+
+def test_lookup_without_a_key_finds_nothing(store_factory):
+    assert run(KeyLedger(store_factory()).lookup("sess", None)) is None
+
+
+def test_any_text_is_kept_or_refused_with_the_ledgers_error(store_factory):
+    """Random session ids (any code point, surrogates and NUL included): a messageId or InvalidSessionId."""
+    store = store_factory()
+    key = f"k-{uuid.uuid4()}"
+    outcomes: list[str] = []
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(st.text(max_size=300) | st.binary(max_size=8) | st.integers() | st.none())
+    def check(session_id):
+        ledger = KeyLedger(store)
+        try:
+            first = run(ledger.submit(session_id, key, 1))
+        except InvalidSessionId:
+            outcomes.append("refused")
+            return
+        assert run(ledger.submit(session_id, key, 2)) == first == run(ledger.lookup(session_id, key))
+        outcomes.append("kept")
+
+    check()
+    assert "kept" in outcomes
