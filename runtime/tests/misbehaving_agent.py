@@ -19,6 +19,8 @@ MODES = {
     "unhashable-id": lambda rid: [{"jsonrpc": "2.0", "id": [rid], "result": {"messageId": "m"}}],
     "wrong-version": lambda rid: [{"jsonrpc": "1.0", "id": rid, "result": {"messageId": "m"}}],
     "non-json": lambda rid: ["this is not JSON"],
+    "answer-twice": lambda rid: [{"jsonrpc": "2.0", "id": rid, "result": {"messageId": f"m{n}"}} for n in (1, 2)],
+    "answer-unknown-id": lambda rid: [{"jsonrpc": "2.0", "id": "never-sent", "result": {"messageId": "m"}}],
     "huge-line": lambda rid: [{"jsonrpc": "2.0", "method": "_x/pad", "params": {"pad": "x" * (17 * 1024 * 1024)}}],
 }
 

@@ -39,6 +39,8 @@ REASONS = {
     "unhashable-id": "id",
     "wrong-version": "jsonrpc",
     "non-json": "not JSON",
+    "answer-twice": "twice",
+    "answer-unknown-id": "no request",
     "huge-line": "longer than the limit",
 }
 

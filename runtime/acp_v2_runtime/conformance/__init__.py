@@ -9,9 +9,9 @@ its stored sessions. One line is printed per trace (PASS, or FAIL with what was 
 rather than hangs.
 
 Everything the Agent writes is checked as it arrives: a line that is not JSON or is longer than 16 MiB, a
-message that is not valid JSON-RPC 2.0 (an `error` that is not an error object, a bad `id`), a result or a
-notification whose params do not fit the types the spec names for that method: each fails the trace that saw
-it, with the reason, and the run goes on with the next trace."""
+message that is not valid JSON-RPC 2.0 (an `error` that is not an error object, a bad `id`, a second answer, an
+answer to an id never sent), a result or a notification whose params do not fit the types the spec names for
+that method: each fails the trace that saw it, with the reason, and the run goes on with the next trace."""
 
 from __future__ import annotations
 

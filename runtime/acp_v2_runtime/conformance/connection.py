@@ -42,6 +42,7 @@ class Connection:
     output: list[str] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     readers: list[asyncio.Task[None]] = field(default_factory=list)
+    sent: set[Any] = field(default_factory=set)  # ids of the requests written to this Agent
     problem: str | None = None
     last_error: str = ""  # the last line the Agent wrote on stderr, to say why it exited
 
@@ -96,7 +97,12 @@ class Connection:
                 assert incoming.error is not None  # a result with a null id is rejected by classify
                 self._flag(f"the Agent answered error {incoming.error['code']} with a null id (it could not read us)")
             else:
-                self.responses[incoming.id] = incoming
+                if incoming.id not in self.sent:
+                    self._flag(f"the Agent answered id {incoming.id!r}, which no request on this connection had")
+                elif incoming.id in self.responses:
+                    self._flag(f"the Agent answered request {incoming.id!r} twice")
+                else:
+                    self.responses[incoming.id] = incoming
         elif incoming.id is not None:
             # A request from the Agent (permission, elicitation): these traces never expect one.
             self.write(jsonrpc.error(incoming.id, Code.METHOD_NOT_FOUND, "Method not found"))
@@ -124,6 +130,8 @@ class Connection:
     def write(self, message: dict[str, Any]) -> None:
         if self.process.stdin is None or self.process.stdin.is_closing():
             raise TraceFailure(f"connection {self.name} is closed")
+        if "method" in message and "id" in message:
+            self.sent.add(message["id"])
         self.process.stdin.write(jsonrpc.encode({"jsonrpc": "2.0", **message}))
 
     async def wait(self, found: Any, what: str, timeout: float) -> Any:
