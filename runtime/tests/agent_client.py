@@ -139,3 +139,9 @@ class RawAgent:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         return self.proc.wait(timeout=30)
+
+    def kill(self) -> None:
+        """End the process if a failed test left it running."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)

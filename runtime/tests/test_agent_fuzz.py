@@ -23,9 +23,11 @@ import os
 import queue
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from acp_v2_schema.protocol import KnownErrorCode
 from agent_client import INITIALIZE, RawAgent, start_session
 from hypothesis import HealthCheck, given, settings
@@ -205,8 +207,14 @@ def check_no_internal_error(line: bytes, answers: list[dict[str, Any]]) -> None:
         assert all(a.get("error", {}).get("code") != KnownErrorCode.INTERNAL_ERROR for a in answers), answers
 
 
-def test_random_lines_never_kill_the_agent_and_each_gets_its_answers(tmp_path):
-    agent = RawAgent(tmp_path / "agent.db")
+@pytest.fixture
+def agent(tmp_path) -> Iterator[RawAgent]:
+    process = RawAgent(tmp_path / "agent.db")
+    yield process
+    process.kill()
+
+
+def test_random_lines_never_kill_the_agent_and_each_gets_its_answers(agent):
     session_id = start_session(agent)
     kinds: Counter[str] = Counter()
     started = time.monotonic()

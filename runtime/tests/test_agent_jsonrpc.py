@@ -21,8 +21,11 @@ PROMPT = [{"type": "text", "text": "hello"}]
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory) -> Iterator[RawAgent]:
     process = RawAgent(tmp_path_factory.mktemp("agent") / "agent.db")
-    yield process
-    assert process.close() == 0
+    try:
+        yield process
+        assert process.close() == 0
+    finally:
+        process.kill()
 
 
 @pytest.fixture(scope="module")
