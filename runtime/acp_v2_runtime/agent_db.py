@@ -1,7 +1,8 @@
 """The reference Agent's database: one SQLite file for sessions, messages and keys, and the check that it is ours.
 
 A path that does not exist yet becomes a new database, built under a temporary name and linked into place in
-one step, so two Agents starting at once never see a half-made file. An existing file is used only when it is
+one step, so two Agents starting at once never see a half-made file (and the temporary files of an Agent killed
+meanwhile are removed by the next one). An existing file is used only when it is
 an SQLite database that carries this Agent's application id; an empty file, a corrupted one, or another
 program's database is refused with `DatabaseRefused`, which says why in one line, before anything is written.
 """
@@ -9,6 +10,7 @@ program's database is refused with `DatabaseRefused`, which says why in one line
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import sqlite3
 from pathlib import Path
@@ -49,16 +51,39 @@ def _mark(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
 
+def _temporary_files(temporary: Path) -> list[Path]:
+    return [temporary, *(temporary.with_name(temporary.name + suffix) for suffix in ("-wal", "-shm"))]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Remove what an Agent killed while creating this database left behind (its process is gone)."""
+    prefix = f".{path.name}.new-"
+    for candidate in path.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = candidate.name[len(prefix) :].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            candidate.unlink(missing_ok=True)
+
+
 def _create(path: Path, lease: float) -> None:
     """Make a new database at `path` unless a file appears there first (then the caller checks that one)."""
+    _remove_leftovers(path)
     temporary = path.with_name(f".{path.name}.new-{os.getpid()}")
-    temporary.unlink(missing_ok=True)
     try:
         SQLiteStore(temporary, lease_seconds=lease, setup=_mark).close()
         with contextlib.suppress(FileExistsError):
             os.link(temporary, path)  # atomic, and it never replaces a file another process made meanwhile
     finally:
-        for leftover in (temporary, *(temporary.with_name(temporary.name + s) for s in ("-wal", "-shm"))):
+        for leftover in _temporary_files(temporary):
             leftover.unlink(missing_ok=True)
 
 

@@ -3,8 +3,10 @@ database is refused with one line on stderr and exit status 2, no traceback, and
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
+import sys
 
 from agent_client import INITIALIZE, AgentProcess, agent_command, environment
 
@@ -101,3 +103,17 @@ def test_sqlite_file_with_our_tables_and_others_is_refused(tmp_path):
         conn.execute("PRAGMA application_id = 0")
         conn.execute("CREATE TABLE invoices (total REAL)")
     assert_refused(db, "another program")
+
+
+def test_leftovers_of_an_agent_killed_while_creating_the_database_are_removed(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)  # a process that has exited, so its pid names nobody
+    names = [f".agent.db.new-{dead}", f".agent.db.new-{dead}-wal", f".agent.db.new-{dead}-shm"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"half made")
+    alive = tmp_path / f".agent.db.new-{os.getpid()}"  # this test's own pid: alive, so it is left alone
+    alive.write_bytes(b"in progress")
+    done = start(tmp_path / "agent.db", '{"jsonrpc":"2.0","id":1,"method":"session/list"}\n')
+    assert done.returncode == 0, done
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["agent.db", alive.name]), left
