@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # The generated package and the hand-written runtime, installed editable once generated/ exists.
 PACKAGES := $(VENV)/.packages-stamp
 
-.PHONY: generate check validate lint format test pytest fuzz bench golden docs serve clean
+.PHONY: generate check validate compat lint format test pytest fuzz bench golden docs serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ check: $(STAMP) ## 0 up to date, 1 drift (files named, fix printed), 2 spec erro
 validate: $(STAMP)
 	$(PY) -m generator validate
 
+compat: $(STAMP) ## breaking changes since the newest v* release tag: 0 none (or no tag yet), 1 an unaccepted one
+	$(PY) -m generator diff
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -38,7 +41,7 @@ format: $(STAMP)
 pytest: $(PACKAGES)
 	$(PY) -m pytest
 
-test: lint check pytest ## what CI runs
+test: lint check compat pytest ## what CI runs
 
 # The fuzz tests (pytest marker `fuzz`) with many draws; each prints its counts at the end. Set FUZZ_DRAWS to
 # change how many; `make test` runs the same tests with a few hundred draws in all.
@@ -48,6 +51,7 @@ fuzz: $(PACKAGES) ## property tests with thousands of draws, counts printed at t
 
 golden: $(STAMP) ## regenerate the expected outputs of the fixture tests (review the diff!)
 	$(PY) -m tests.regen
+	$(PY) -m tests.diff.regen
 
 bench: $(PACKAGES) ## speed ratios against references measured in the same run
 	$(PY) -m bench

@@ -4,6 +4,9 @@
   in its `edit_source` front matter, so its link opens that YAML file rather than Markdown that `make generate`
   would overwrite; a hand-written page links to its own file under site/.
 - Navigation: the generated method pages are listed under Reference without anyone keeping a list by hand.
+- Changes: the "Changes" page is written here, at build time, from the git history (`v*` release tags and the work
+  tree) by generator/diff/changelog.py. It is not a `make generate` output, so that `make check` stays a function of
+  spec/ alone, whatever tags a clone has.
 - Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
   instead (taken once with `npm pack` through generator/fetch.py and checked against its published sha512), so
   diagrams render offline and no page asks a third party for code.
@@ -59,7 +62,11 @@ def mermaid_script(root: Path) -> Path:
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    files.append(File.generated(config, MERMAID_URI, abs_src_path=str(mermaid_script(_root(config)))))
+    from generator.diff.changelog import PAGE_URI, changes_page
+
+    root = _root(config)
+    files.append(File.generated(config, MERMAID_URI, abs_src_path=str(mermaid_script(root))))
+    files.append(File.generated(config, PAGE_URI, content=changes_page(root)))
     return files
 
 

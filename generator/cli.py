@@ -1,6 +1,7 @@
-"""Command line: `python -m generator generate|check|validate|audit`.
+"""Command line: `python -m generator generate|check|validate|audit|diff`.
 
-Exit status: 0 success (or up to date), 1 drift (check only), 2 a spec error or a usage error.
+Exit status: 0 success (or up to date), 1 drift (check) or an unaccepted breaking change (diff), 2 a spec error
+or a usage error.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
         if name == "audit":
             cmd.add_argument("schema", type=Path, nargs="?", help="the published schema.unstable.json")
             cmd.add_argument("--stable", type=Path, default=None, help="the published schema.json (stability check)")
+    from .diff.cli import add_parser as add_diff
+
+    add_diff(sub)
     return parser
 
 
@@ -38,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     root: Path = args.root
     spec_dir: Path = args.spec or root / "spec"
     try:
+        if args.command == "diff":
+            from .diff.cli import run as run_diff
+
+            return run_diff(args)
         if args.command == "audit":
             from . import audit
 

@@ -31,6 +31,8 @@ STAGES = {
     "examples": "Worked examples",
     "conformance": "Conformance traces",
     "upstream": "Upstream differences",
+    "accepted": "Accepted breaking changes",
+    "diff": "Comparing two versions (`python -m generator diff`)",
 }
 
 _TABLE: tuple[Code, ...] = (
@@ -110,6 +112,13 @@ _TABLE: tuple[Code, ...] = (
     Code("bad-json", "conformance", "a {$json: TEXT} value whose TEXT is not one JSON value"),
     # -- upstream
     Code("duplicate-difference", "upstream", "spec/upstream-differences.yaml lists the same difference twice"),
+    # -- accepted
+    Code("unknown-rule", "accepted", "an accepted break names a rule id the diff does not have"),
+    Code("not-a-breaking-rule", "accepted", "an accepted break names a rule that never breaks anything"),
+    Code("duplicate-acceptance", "accepted", "the same break (rule, subject, release) is accepted twice"),
+    # -- diff
+    Code("not-a-schema", "diff", "a schema file to compare has no $defs, so it is not an ACP schema"),
+    Code("invalid-json", "diff", "a schema file to compare is not valid JSON"),
 )
 
 CODES: dict[str, Code] = {code.name: code for code in _TABLE}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import conformance, semantics, upstream
+from .diff import accepted
 
 MeaningCheck = Callable[[semantics.Checker], None]
 
@@ -25,6 +26,9 @@ class SpecKind:
     meta: str  # file name in spec/meta/
     check: MeaningCheck
     missing: tuple[str, str] | None = None  # (code, message) when no file matches; None when the kind is optional
+    # Whether the meaning check sees only files that passed the structure check. A check written to cope with
+    # any shape may see every parsed file, so that one run reports meaning problems beside structure problems.
+    sound_only: bool = True
 
     @property
     def folder(self) -> str:
@@ -52,6 +56,8 @@ KINDS: tuple[SpecKind, ...] = (
     SpecKind("examples", "examples/*.yaml", "example.schema.json", semantics.Checker.check_examples),
     SpecKind("conformance", "conformance/*.yaml", "conformance.schema.json", conformance.check),
     SpecKind("upstream-differences", "upstream-differences.yaml", "upstream-differences.schema.json", upstream.check),
+    # Read by `python -m generator diff` (generator/diff/accepted.py); checked whenever the spec is.
+    SpecKind(accepted.KIND, "accepted-breaks.yaml", "accepted-breaks.schema.json", accepted.check, sound_only=False),
 )
 META_DIR = "meta"
 

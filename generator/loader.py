@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from .diagnostics import Diagnostic, Location
+from .diagnostics import Diagnostic, Location, display_path
 
 try:  # the C parser is several times faster and gives the same marks
     from yaml import CSafeLoader as _Loader
@@ -322,6 +322,17 @@ def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diag
     doc.data = builder.root
     # A file with a value JSON cannot hold is reported and not checked further (its data has holes).
     return doc if len(diagnostics) == before or _only_keys(diagnostics[before:]) else None
+
+
+def load_document(path: Path, root: Path, diagnostics: list[Diagnostic]) -> Document | None:
+    """Read and parse one file outside a spec run (for tools that look at a file load_spec already checked)."""
+    display = display_path(path, root)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        diagnostics.append(Diagnostic(Location(display), "unreadable-file", f"cannot be read: {exc.strerror or exc}"))
+        return None
+    return parse_document(path, display, data, diagnostics)
 
 
 def _only_keys(found: list[Diagnostic]) -> bool:

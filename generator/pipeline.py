@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import identifiers, semantics
 from .diagnostics import Diagnostic, Location, SpecError
-from .kinds import KINDS, META_DIR, SpecKind
+from .kinds import KINDS, META_DIR, SpecKind, by_name
 from .loader import Document, parse_document
 from .model import Spec
 from .specfiles import Snapshot, take_snapshot
@@ -66,9 +66,17 @@ def _load_kind(kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic]
             continue
         problems = check_structure(doc, meta)
         diagnostics.extend(problems)
-        if not problems:
+        if not problems or not kind.sound_only:
             out.append(doc)
     return out
+
+
+def load_documents(spec_dir: Path, root: Path, name: str) -> tuple[list[Document], list[Diagnostic]]:
+    """The documents of one kind alone (read, parsed and structure-checked like the whole spec), and problems."""
+    kind = by_name(name)
+    snapshot = take_snapshot(spec_dir, root, [f"{META_DIR}/{kind.meta}", kind.pattern])
+    diagnostics = list(snapshot.diagnostics)
+    return _load_kind(kind, snapshot, diagnostics), diagnostics
 
 
 def _meta(kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic]) -> MetaSchema | None:

@@ -422,6 +422,13 @@ def _with_example(method: model.Method, found: dict[str, model.Example]) -> mode
     return method if example is None else dataclasses.replace(method, example=example)
 
 
+@lru_cache(maxsize=4096)
+def _schema_problems(schema_text: str) -> tuple[tuple[DataPath, str], ...]:
+    """Meta-schema problems of one type schema, cached by its JSON text: the check dominates loading, and
+    `diff` loads two versions of a spec that share most of their types."""
+    return tuple((tuple(p.absolute_path), p.message) for p in _META_VALIDATOR.iter_errors(json.loads(schema_text)))
+
+
 def _is_nullable_key(prop: dict[str, Any]) -> bool:
     options = prop.get("anyOf") or prop.get("oneOf") or []
     refs = {o.get("$ref") for o in options if isinstance(o, dict)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..model import Spec
-from . import codes_page, docs, policy, python_pkg, schema, sdk, traces
+from . import codes_page, compat_rules, docs, policy, python_pkg, schema, sdk, traces
 
 Renderer = Callable[[Spec], dict[str, str]]
 RENDERERS: tuple[Renderer, ...] = (
@@ -15,6 +15,7 @@ RENDERERS: tuple[Renderer, ...] = (
     docs.render,
     traces.render,
     sdk.render,
+    compat_rules.render,
     codes_page.render,
 )
 

@@ -13,6 +13,15 @@ prompt before insertion and `holdWork` keeps the work running, both until a `_co
 notification for the session; `failInsert` rejects the prompt before insertion (-32603). `--crash-after claim`
 or `--crash-after insert` kills the process with SIGKILL at that point of the first keyed prompt.
 `--ignore-keys` makes it behave like an Agent that knows nothing of keys, so the runner can prove it fails.
+
+Bad input costs one error answer, never the process (framing and checks are in `jsonrpc`): -32700 for a line
+that is not UTF-8 JSON (or nests deeper than Python parses), -32600 for anything that is not a valid Request
+object (a batch, a line over 16 MiB, `jsonrpc` other than "2.0", a non-string `method`, an id that is not a
+string or an integer, params neither object nor array), -32601 for a method it does not handle, and -32602
+when the params do not fit the generated model the spec names for the method, checked before any work. Those
+answers carry the request's id when it was valid, else null. Responses from the Client are never answered,
+nor are notifications. A `--db` file that exists but is not this Agent's database (empty, corrupted, another
+program's) is refused at startup with one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -34,21 +43,17 @@ from typing import Any
 from acp_v2_schema import protocol as M  # method names, as the spec spells them
 from acp_v2_schema.protocol import KnownErrorCode as Code
 
-from .idempotency import KeyLedger, LedgerError, SQLiteStore, validate_key
+from . import jsonrpc
+from .agent_db import DatabaseRefused, open_store
+from .idempotency import KeyLedger, LedgerError, validate_key
 
 PROTOCOL_VERSION = 2
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ref_sessions (
-    session_id TEXT PRIMARY KEY, cwd TEXT NOT NULL, title TEXT, updated_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ref_messages (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, message_id TEXT NOT NULL,
-    role TEXT NOT NULL, content TEXT NOT NULL
-);
-"""
+RELEASE = "_conformance/release"  # the test hook's notification (an extension method, so not in the spec)
 
 
 class RpcError(Exception):
+    """An error answer to a request: `code` (from KnownErrorCode) and `message` go into the response."""
+
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
@@ -56,6 +61,8 @@ class RpcError(Exception):
 
 @dataclass
 class Session:
+    """A session open on this connection: its work queue and worker, its release latch and held prompts."""
+
     session_id: str
     queue: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
@@ -64,54 +71,97 @@ class Session:
 
 
 class Agent:
+    """One connection's Agent: reads lines from stdin, answers on stdout, keeps its data in the SQLite file."""
+
     def __init__(self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None) -> None:
-        self.store = SQLiteStore(db, lease_seconds=lease, setup=_create_tables)
+        self.store = open_store(db, lease=lease)
         self.ledger = KeyLedger(self.store)
         self.ignore_keys = ignore_keys
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
         self.requests: dict[Hashable, asyncio.Task[Any]] = {}
         self.out = sys.stdout.buffer
+        self.closed = False
 
     # -- transport ---------------------------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-        self.out.flush()
+        if self.closed:
+            return
+        try:
+            self.out.write(jsonrpc.encode({"jsonrpc": "2.0", **message}))
+            self.out.flush()
+        except (BrokenPipeError, ValueError):  # the Client went away (ValueError: stdout already closed)
+            self.closed = True
+
+    def fail(self, rid: int | str | None, code: int, message: str) -> None:
+        self.send(jsonrpc.error(rid, code, message))
 
     def notify_update(self, session_id: str, update: dict[str, Any]) -> None:
         self.send({"method": M.SESSION_UPDATE, "params": {"sessionId": session_id, "update": update}})
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=2**24)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        while line := await reader.readline():
+        stream = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin)
+        reader = jsonrpc.LineReader(stream)
+        while (line := await reader.next_line()) is not None:
             try:
-                message = json.loads(line)
-            except ValueError:
-                self.send({"id": None, "error": {"code": Code.PARSE_ERROR, "message": "Parse error"}})
-                continue
-            self.dispatch(message)
+                self.receive(line)
+            except Exception as exc:  # a bug must cost one answer, never the connection
+                log(f"error reading a line: {type(exc).__name__}")
+                self.fail(None, Code.INTERNAL_ERROR, "Internal error")
             await asyncio.sleep(0)  # let the request start before the next line, so a cancel finds it registered
         for task in list(self.requests.values()):
             task.cancel()
 
-    def dispatch(self, message: Any) -> None:
-        if not isinstance(message, dict) or not isinstance(message.get("id"), str | int | type(None)):
-            self.send({"id": None, "error": {"code": Code.INVALID_REQUEST, "message": "Invalid Request"}})
+    def receive(self, line: bytes | jsonrpc.Oversized) -> None:
+        """Handle one line: answer it at once when it is not a valid call, else start its work."""
+        if isinstance(line, jsonrpc.Oversized):
+            self.fail(None, Code.INVALID_REQUEST, f"Invalid Request: {line}")
             return
-        method, params, rid = message.get("method"), message.get("params") or {}, message.get("id")
-        if not isinstance(params, dict):
-            params = {}
-        log(f"<- {method} id={rid}")
-        if rid is None:
-            self.on_notification(method, params)
+        if not line.strip(jsonrpc.JSON_WHITESPACE):
+            return  # an empty line carries no message
+        try:
+            message = jsonrpc.parse_line(line)
+        except jsonrpc.ParseError as exc:
+            self.fail(None, Code.PARSE_ERROR, f"Parse error: {exc}")
             return
+        if jsonrpc.is_response_shaped(message):
+            log("<- a response; this Agent sends no requests, so it is dropped")
+            return  # answering a response could start an endless exchange of errors
+        try:
+            call = jsonrpc.classify(message)
+        except jsonrpc.InvalidMessage as exc:
+            self.fail(exc.request_id, Code.INVALID_REQUEST, f"Invalid Request: {exc.reason}")
+            return
+        assert isinstance(call, jsonrpc.Call)  # responses were dropped above
+        log(f"<- {call.method!a} id={call.id!a}")
+        if call.id is None:
+            self.on_notification(call)
+        else:
+            self.dispatch(call)
+
+    def dispatch(self, call: jsonrpc.Call) -> None:
+        rid, method = call.id, call.method
+        assert rid is not None
+        if method not in HANDLERS:
+            self.fail(rid, Code.METHOD_NOT_FOUND, f"Method not found: {method[:200]}")  # a name may be megabytes
+            return
+        raw = call.params
+        if self.ignore_keys and isinstance(raw, dict):
+            # An Agent from before keys existed does not know the parameter, so it never checks it.
+            raw = {k: v for k, v in raw.items() if k != jsonrpc.key_param(method)}
+        problems = jsonrpc.params_problems(method, call.kind, raw)
+        if problems:  # checked with the generated models before any work
+            self.fail(rid, Code.INVALID_PARAMS, jsonrpc.invalid_params_message(problems))
+            return
+        assert isinstance(raw, dict | type(None))  # every handled method's params type is an object
+        params = raw or {}
         # Hold latches are taken when the request is read, so a release read later applies to it.
         hold = None
         if method == M.SESSION_PROMPT:
-            session = self.active.get(str(params.get("sessionId")))
+            session = self.active.get(params["sessionId"])
             if _hooks(params).get("holdInsert") and session is not None:
                 hold = session.release
         task = asyncio.get_running_loop().create_task(self.answer(rid, method, params, hold))
@@ -119,39 +169,46 @@ class Agent:
         task.add_done_callback(lambda _: self.requests.pop(rid, None))
 
     async def answer(self, rid: Any, method: str, params: dict[str, Any], hold: asyncio.Event | None) -> None:
-        handler = HANDLERS.get(method)
+        handler = HANDLERS[method]
         try:
-            if handler is None:
-                raise RpcError(Code.METHOD_NOT_FOUND, f"Method not found: {method}")
             result = await (handler(self, params, rid, hold) if method == M.SESSION_PROMPT else handler(self, params))
         except (RpcError, LedgerError) as exc:
-            self.send({"id": rid, "error": {"code": exc.code, "message": exc.message}})
+            self.fail(rid, exc.code, exc.message)
         except asyncio.CancelledError:
-            self.send({"id": rid, "error": {"code": Code.REQUEST_CANCELLED, "message": "Request cancelled"}})
+            self.fail(rid, Code.REQUEST_CANCELLED, "Request cancelled")
         except Exception as exc:  # a bug or a storage failure: answer it, never crash the connection
             log(f"error in {method}: {type(exc).__name__}")
-            self.send({"id": rid, "error": {"code": Code.INTERNAL_ERROR, "message": "Internal error"}})
+            self.fail(rid, Code.INTERNAL_ERROR, "Internal error")
         else:
             self.send({"id": rid, "result": result})
 
-    def on_notification(self, method: str | None, params: dict[str, Any]) -> None:
-        if method == M.CANCEL_REQUEST:
-            rid = params.get("requestId")
-            if not isinstance(rid, str | int):
-                return
+    def on_notification(self, call: jsonrpc.Call) -> None:
+        """Act on a notification; an unknown one, or one with invalid params, is ignored (nothing can answer it)."""
+        params = call.params if isinstance(call.params, dict) else {}
+        if call.method == RELEASE:
+            # An extension method, so no generated type checks it: only a string can name a session.
+            sid = params.get("sessionId")
+            session = self.active.get(sid) if isinstance(sid, str) else None
+            if session is not None:
+                session.release.set()
+                session.release = asyncio.Event()
+            return
+        if call.method not in (M.CANCEL_REQUEST, M.SESSION_CANCEL):
+            return
+        problems = jsonrpc.params_problems(call.method, call.kind, call.params)
+        if problems:
+            log(f"ignored {call.method}: {problems[0]}")
+            return
+        if call.method == M.CANCEL_REQUEST:
+            rid = params["requestId"]
             if self.ledger.cancel(rid):
                 return  # a keyed prompt: the ledger answers every attempt with its key
             for session in self.active.values():
                 for task in list(session.held):
                     if task is self.requests.get(rid):
                         task.cancel()  # an unkeyed prompt that is not inserted yet
-        elif method == M.SESSION_CANCEL:
-            self.cancel_session(str(params.get("sessionId")))
-        elif method == "_conformance/release":
-            session = self.active.get(str(params.get("sessionId")))
-            if session is not None:
-                session.release.set()
-                session.release = asyncio.Event()
+        else:
+            self.cancel_session(params["sessionId"])
 
     # -- sessions --------------------------------------------------------------------------------------------
 
@@ -174,16 +231,14 @@ class Agent:
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         return {
             "protocolVersion": PROTOCOL_VERSION,
-            "agentCapabilities": {"session": {"resume": True, "list": True, "close": True}},
-            "agentInfo": {"name": "acp-v2-reference-agent", "version": "0.1.0"},
+            "info": {"name": "acp-v2-reference-agent", "version": "0.1.0"},
+            "capabilities": {},  # resume, list and close are part of every v2 Agent
         }
 
     async def session_new(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = f"sess_{uuid.uuid4().hex[:16]}"
         with self.store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO ref_sessions VALUES (?, ?, NULL, ?)", (session_id, str(params.get("cwd", "")), time.time())
-            )
+            conn.execute("INSERT INTO ref_sessions VALUES (?, ?, NULL, ?)", (session_id, params["cwd"], time.time()))
         self.open(session_id)
         return {"sessionId": session_id}
 
@@ -211,7 +266,7 @@ class Agent:
         return {"sessions": sessions}
 
     async def session_close(self, params: dict[str, Any]) -> dict[str, Any]:
-        session_id = str(params.get("sessionId", ""))
+        session_id = params["sessionId"]
         self.cancel_session(session_id)  # prompts not inserted yet get -32800
         self.active.pop(session_id, None)
         return {}
@@ -228,14 +283,14 @@ class Agent:
     # -- prompts ---------------------------------------------------------------------------------------------
 
     async def session_prompt(self, params: dict[str, Any], rid: Any, hold: asyncio.Event | None) -> dict[str, Any]:
-        session = self.active.get(str(params.get("sessionId")))
+        # The params passed the generated PromptRequest model, so sessionId is a string and prompt a list of blocks.
+        session = self.active.get(params["sessionId"])
         if session is None:
             raise RpcError(Code.RESOURCE_NOT_FOUND, "Resource not found: the session is not active on this connection")
-        prompt = params.get("prompt")
-        if not isinstance(prompt, list) or not prompt or not all(isinstance(b, dict) and "type" in b for b in prompt):
-            raise RpcError(Code.INVALID_PARAMS, "Invalid params: prompt must be a non-empty array of content blocks")
+        prompt = params["prompt"]
         hooks = _hooks(params)
-        key = None if self.ignore_keys else validate_key(params.get("idempotencyKey"))
+        key_name = jsonrpc.key_param(M.SESSION_PROMPT)
+        key = validate_key(params.get(key_name)) if key_name else None  # --ignore-keys removed it already
         sid = session.session_id
         wrote: list[str] = []
 
@@ -309,12 +364,6 @@ def _hooks(params: dict[str, Any]) -> dict[str, Any]:
     return hooks if isinstance(hooks, dict) else {}
 
 
-def _create_tables(conn: sqlite3.Connection) -> None:
-    for statement in SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)  # not executescript(), which would commit the open transaction
-
-
 def _iso(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
@@ -344,7 +393,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease", type=float, default=30.0, help="seconds before an abandoned claim expires")
     parser.add_argument("--crash-after", choices=("claim", "insert"), help="SIGKILL itself at this point (tests)")
     args = parser.parse_args(argv)
-    agent = Agent(args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after)
+    try:
+        agent = Agent(args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after)
+    except DatabaseRefused as exc:
+        print(f"{parser.prog}: cannot use --db {args.db}: {exc}", file=sys.stderr)
+        return 2
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(agent.serve())
     return 0

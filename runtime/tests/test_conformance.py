@@ -39,6 +39,8 @@ def test_reference_agent_passes_every_trace(tmp_path):
     done = run_conformance(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(verdicts(done.stdout).values()) == {"PASS"}
+    count = len(TRACES["traces"])
+    assert done.stdout.splitlines()[-1] == f"{count} passed, 0 failed, of {count} traces"  # the summary
     assert len(verdicts(done.stdout)) == len(TRACES["traces"])
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import signal
 import sqlite3
 
-from agent_client import AgentProcess
+from agent_client import INITIALIZE, AgentProcess
 
 PROMPT = [{"type": "text", "text": "hello"}]
 
 
 def start_session(agent: AgentProcess) -> str:
-    assert "result" in agent.request("initialize", {"protocolVersion": 2})
+    assert "result" in agent.request("initialize", INITIALIZE)
     return agent.request("session/new", {"cwd": "/", "mcpServers": []})["result"]["sessionId"]
 
 
@@ -26,7 +26,7 @@ def user_messages(db, session_id: str) -> list[str]:
 def retry(db, session_id: str, *extra: str) -> str:
     agent = AgentProcess(db, *extra)
     try:
-        assert "result" in agent.request("initialize", {"protocolVersion": 2})
+        assert "result" in agent.request("initialize", INITIALIZE)
         assert "result" in agent.request("session/resume", {"sessionId": session_id, "cwd": "/", "mcpServers": []})
         answer = agent.request("session/prompt", {"sessionId": session_id, "idempotencyKey": "k1", "prompt": PROMPT})
         return answer["result"]["messageId"]

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from acp_v2_schema.protocol import KnownErrorCode
-from agent_client import ROOT, AgentProcess
+from agent_client import INITIALIZE, ROOT, AgentProcess
 
 from acp_v2_runtime.idempotency import InvalidKey, validate_key
 
@@ -35,7 +35,7 @@ def test_validate_key_agrees_with_the_vector(vector):
 def test_reference_agent_answers_every_vector_as_it_says(tmp_path):
     agent = AgentProcess(tmp_path / "agent.db")
     try:
-        assert "result" in agent.request("initialize", {"protocolVersion": 2})
+        assert "result" in agent.request("initialize", INITIALIZE)
         session = agent.request("session/new", {"cwd": "/", "mcpServers": []})["result"]["sessionId"]
         wrong = []
         for vector in CASES:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple, Union
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError, create_model
+from pydantic_core import from_json
 
 from . import models
 from .protocol import EXTENSION_PREFIX, KnownErrorCode
@@ -158,6 +159,10 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
+def _key(request_id: int | str) -> tuple[bool, int | str]:
+    return (type(request_id) is str, request_id)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -173,6 +178,34 @@ def adapter(type_name: str) -> TypeAdapter[Any]:
     return found
 
 
+_CARRIERS: dict[tuple[str, str], TypeAdapter[Any]] = {}
+
+
+def check_in_line(type_name: str, where: str, line: str | bytes) -> tuple[Any, tuple[str, ...]]:
+    """The `where` member of the message in `line` (params, result or error) validated as the named model.
+
+    pydantic reads the line itself, so the value is validated straight from JSON and never rebuilt from Python
+    objects; the rest of the message is ignored here (the reader has checked it).
+    """
+    carrier = _CARRIERS.get((type_name, where))
+    if carrier is None:
+        fields: dict[str, Any] = {where: (getattr(models, type_name), ...)}
+        carrier = _CARRIERS[(type_name, where)] = TypeAdapter(
+            create_model(f"{type_name}In{where.title()}", **fields)
+        )
+    try:
+        return getattr(carrier.validate_json(line, strict=True), where), ()
+    except ValidationError as exc:
+        return None, _problems(exc, ())
+
+
+def _problems(exc: ValidationError, prefix: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(
+        f"{'.'.join(str(part) for part in (*prefix, *error['loc']))}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    )
+
+
 def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]:
     """`value` validated as the named model: (the model, no problems) or (None, one problem per error).
 
@@ -181,10 +214,7 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
     try:
         return adapter(type_name).validate_python(value, strict=True), ()
     except ValidationError as exc:
-        return None, tuple(
-            f"{'.'.join(str(part) for part in (where, *error['loc']))}: {error['msg']}"
-            for error in exc.errors(include_url=False)
-        )
+        return None, _problems(exc, (where,))
 
 
 class MessageReader:
@@ -197,12 +227,13 @@ class MessageReader:
 
     def __init__(self, *, remember_requests: bool = True) -> None:
         self.remember_requests = remember_requests
-        # id (as JSON text) -> methods of the unanswered requests with that id; both sides may use one id
-        self.pending: dict[str, list[str]] = {}
+        # id -> methods of the unanswered requests with that id (both sides may use one id); the key keeps the
+        # id's type, so that 1 and "1" stay apart
+        self.pending: dict[tuple[bool, int | str], list[str]] = {}
 
     def expect(self, request_id: int | str, method: str) -> None:
         """Announce a request sent with `request_id`, so that its response is routed to `method`'s result."""
-        self.pending.setdefault(json.dumps(request_id), []).append(method)
+        self.pending.setdefault(_key(request_id), []).append(method)
 
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
@@ -217,14 +248,22 @@ class MessageReader:
                         (f"not valid UTF-8 (byte {exc.start + 1})",),
                     )
                 ]
-        if not line.strip():
-            return []
         try:
-            value = json.loads(line, parse_constant=_no_constant)
-        except RecursionError:
-            return [Invalid(KnownErrorCode.PARSE_ERROR, None, ("the JSON nests too deeply",))]
-        except ValueError as exc:
-            return [Invalid(KnownErrorCode.PARSE_ERROR, None, (f"not valid JSON ({exc})",))]
+            # The fast parser first; it refuses NaN and Infinity (JSON has no such numbers).
+            value = from_json(line, allow_inf_nan=False)
+        except ValueError:
+            if not line.strip():
+                return []
+            # The standard parser decides what is wrong, and reads what the fast one refuses but JSON allows:
+            # lone surrogate escapes (a key of "\\ud800" must reach the key check) and deep nesting.
+            try:
+                value = json.loads(line, parse_constant=_no_constant)
+            except RecursionError:
+                return [Invalid(KnownErrorCode.PARSE_ERROR, None, ("the JSON nests too deeply",))]
+            except ValueError as exc:
+                return [Invalid(KnownErrorCode.PARSE_ERROR, None, (f"not valid JSON ({exc})",))]
+        if isinstance(value, dict):
+            return [self.read_message(value, line)]
         return self.read_value(value)
 
     def read_value(self, value: Any) -> list[Message]:
@@ -241,14 +280,14 @@ class MessageReader:
             return [self.read_message(item) for item in value]
         return [self.read_message(value)]
 
-    def read_message(self, message: Any) -> Message:
-        """One message (not a batch)."""
+    def read_message(self, message: Any, line: str | bytes | None = None) -> Message:
+        """One message (not a batch); `line`, when given, is the JSON text it was parsed from."""
         try:
-            return self._read(message)
+            return self._read(message, line)
         except RecursionError:
             return Invalid(KnownErrorCode.INVALID_REQUEST, None, ("the message nests too deeply",))
 
-    def _read(self, message: Any) -> Message:
+    def _read(self, message: Any, line: str | bytes | None) -> Message:
         if not isinstance(message, dict):
             problem = f"a JSON-RPC message is an object, not {_json_type(message)}"
             return Invalid(KnownErrorCode.INVALID_REQUEST, None, (problem,))
@@ -264,13 +303,13 @@ class MessageReader:
                 message.get("id"),
             )
         if isinstance(method, str):
-            return self._call(message, method)
+            return self._call(message, method, line)
         if "result" in message or "error" in message:
-            return self._response(message)
+            return self._response(message, line)
         problem = "neither a request, a notification nor a response"
         return Invalid(KnownErrorCode.INVALID_REQUEST, None, (problem,), message.get("id"))
 
-    def _call(self, message: dict[str, Any], method: str) -> Message:
+    def _call(self, message: dict[str, Any], method: str, line: str | bytes | None) -> Message:
         is_request = "id" in message
         request_id = message.get("id")
         if is_request and not _is_id(request_id):
@@ -297,16 +336,27 @@ class MessageReader:
             self._remember(request_id, method)
         parsed: Any = params
         if route.params is not None:
-            parsed, problems = check(route.params, {} if params is None else params, "params")
+            if params is not None and line is not None:
+                parsed, problems = check_in_line(route.params, "params", line)
+            else:
+                parsed, problems = check(route.params, {} if params is None else params, "params")
             if problems:
                 return Invalid(KnownErrorCode.INVALID_PARAMS, method, problems, request_id)
         return Request(request_id, method, parsed) if is_request else Notification(method, parsed)
 
+    @staticmethod
+    def _check(
+        type_name: str, message: dict[str, Any], where: str, line: str | bytes | None
+    ) -> tuple[Any, tuple[str, ...]]:
+        if line is not None:
+            return check_in_line(type_name, where, line)
+        return check(type_name, message[where], where)
+
     def _remember(self, request_id: Any, method: str) -> None:
         if self.remember_requests:
-            self.pending.setdefault(json.dumps(request_id), []).append(method)
+            self.pending.setdefault(_key(request_id), []).append(method)
 
-    def _response(self, message: dict[str, Any]) -> Message:
+    def _response(self, message: dict[str, Any], line: str | bytes | None) -> Message:
         request_id = message.get("id")
         if "result" in message and "error" in message:
             return Invalid(
@@ -318,15 +368,15 @@ class MessageReader:
                 None,
                 (f"id must be a string, an integer or null, not {_json_type(request_id)}",),
             )
-        key = json.dumps(request_id)
-        candidates = self.pending.get(key, [])
+        key = json.dumps(request_id)  # for messages only
+        candidates = self.pending.get(_key(request_id), []) if request_id is not None else []
         if "error" in message:
             # id null answers a request whose id could not be read (a parse error, say): nothing to match.
             if not candidates and request_id is not None:
                 problem = f"an error response to id {key}, but no unanswered request with that id came before"
                 return Invalid(None, None, (problem,), request_id)
             method = candidates.pop(0) if candidates else None
-            error, problems = check(ERROR_TYPE, message["error"], "error")
+            error, problems = self._check(ERROR_TYPE, message, "error", line)
             if problems:
                 return Invalid(None, method, problems, request_id)
             return ErrorResponse(request_id, method, error)
@@ -344,7 +394,7 @@ class MessageReader:
             if result_type is None:
                 candidates.remove(method)
                 return Response(request_id, method, message["result"])
-            parsed, problems = check(result_type, message["result"], "result")
+            parsed, problems = self._check(result_type, message, "result", line)
             if not problems:
                 candidates.remove(method)
                 return Response(request_id, method, parsed)

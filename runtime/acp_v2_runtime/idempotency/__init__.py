@@ -12,15 +12,18 @@ nodes; needs the `postgresql` extra). See `ledger` for the rules and `store` for
 
 from .keys import (
     INVALID_PARAMS,
+    MAX_SESSION_ID_BYTES,
     REQUEST_CANCELLED,
     Cancelled,
     InvalidKey,
+    InvalidSessionId,
     KeyReused,
     LedgerError,
     derive_message_id,
     key_digest,
     prompt_fingerprint,
     validate_key,
+    validate_session_id,
 )
 from .ledger import KeyLedger
 from .sqlite import SQLiteStore
@@ -38,10 +41,12 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "INVALID_PARAMS",
+    "MAX_SESSION_ID_BYTES",
     "REQUEST_CANCELLED",
     "Cancelled",
     "ClaimResult",
     "InvalidKey",
+    "InvalidSessionId",
     "KeyLedger",
     "KeyReused",
     "LedgerError",
@@ -54,4 +59,5 @@ __all__ = [
     "key_digest",
     "prompt_fingerprint",
     "validate_key",
+    "validate_session_id",
 ]

@@ -58,6 +58,39 @@ class Cancelled(LedgerError):
         super().__init__(REQUEST_CANCELLED, "Request cancelled before the message was inserted")
 
 
+class InvalidSessionId(LedgerError):
+    """The session id cannot scope keys in every store (-32602); `reason` says why, without the value."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(INVALID_PARAMS, f"Invalid params: sessionId {reason}")
+        self.reason = reason
+
+
+MAX_SESSION_ID_BYTES = 1024
+"""The longest session id (in UTF-8 bytes) the ledger keeps. The spec sets no limit; this one is the ledger's own,
+so that every store can index the id (PostgreSQL refuses index entries of a few kilobytes)."""
+
+
+def validate_session_id(value: object) -> str:
+    """`value` when it can scope keys in every store; raises InvalidSessionId otherwise.
+
+    The rules are those that all three stores can keep the same way: a string (the generated `SessionId` is one)
+    that has a UTF-8 form (no lone surrogate), holds no NUL character (PostgreSQL text cannot) and is at most
+    MAX_SESSION_ID_BYTES long. The empty string is a valid id. The error never repeats the value.
+    """
+    if not isinstance(value, str):
+        raise InvalidSessionId(f"must be a string, not {_json_type(value)}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidSessionId("contains a lone surrogate, which has no UTF-8 form") from None
+    if "\x00" in value:
+        raise InvalidSessionId("contains a NUL character")
+    if size > MAX_SESSION_ID_BYTES:
+        raise InvalidSessionId(f"is {size} bytes long; the key ledger keeps ids of at most {MAX_SESSION_ID_BYTES}")
+    return value
+
+
 def validate_key(value: object) -> str | None:
     """The key of a `session/prompt`, or None when it is omitted or null. Raises InvalidKey for anything else.
 
@@ -89,6 +122,8 @@ def _json_type(value: object) -> str:
         return "an array"
     if isinstance(value, dict):
         return "an object"
+    if value is None:
+        return "null"
     return type(value).__name__
 
 

@@ -23,7 +23,15 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .keys import Cancelled, KeyReused, derive_message_id, key_digest, prompt_fingerprint, validate_key
+from .keys import (
+    Cancelled,
+    KeyReused,
+    derive_message_id,
+    key_digest,
+    prompt_fingerprint,
+    validate_key,
+    validate_session_id,
+)
 from .store import LedgerStore, Write
 
 T = TypeVar("T")
@@ -86,8 +94,10 @@ class KeyLedger:
         `attempt` names this request uniquely (e.g. (connection, JSON-RPC id)) so that `cancel` can find it;
         `prompt`, when given, lets a reused key with a different prompt be rejected (-32602); `write` inserts the
         message inside the store's transaction. Raises InvalidKey, KeyReused, Cancelled, or what `prepare` or
-        `write` raised. The key must not be None: a prompt without a key never reaches the ledger.
+        `write` raised. The key must not be None: a prompt without a key never reaches the ledger. A session id that
+        no store could keep the same way raises InvalidSessionId before any store is called.
         """
+        session_id = validate_session_id(session_id)  # before any store sees it: odd ids get our own error
         checked = validate_key(key)
         if checked is None:
             raise ValueError("a prompt without an idempotency key is handled without the ledger")
@@ -124,8 +134,12 @@ class KeyLedger:
         return sum(1 for slot in self._pending if session_id is None or slot[0] == session_id)
 
     async def lookup(self, session_id: str, key: str) -> str | None:
-        """The messageId recorded for a key, or None."""
-        return await self._call(self.store.lookup, session_id, key_digest(key))
+        """The messageId recorded for a key, or None. Raises InvalidSessionId or InvalidKey as `submit` does."""
+        session_id = validate_session_id(session_id)
+        checked = validate_key(key)
+        if checked is None:
+            return None  # no key, so nothing can be recorded under it
+        return await self._call(self.store.lookup, session_id, key_digest(checked))
 
     def _cancel_slot(self, slot: tuple[str, str]) -> bool:
         pending = self._pending.get(slot)

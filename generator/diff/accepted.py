@@ -1,0 +1,107 @@
+"""spec/accepted-breaks.yaml: breaking changes made on purpose, each with its rule, subject, version and reason.
+
+The file is a spec file kind like the others (generator/kinds.py): the loader checks it against its meta-schema and
+then its meaning (known rule ids that can break, no entry twice) in the one report; `diff` then lets a listed
+break pass and fails on a listed one that no longer occurs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..diagnostics import Diagnostic, Location
+from ..loader import Document
+from .rules import BY_ID
+
+KIND = "accepted-breaks"  # its entry in generator/kinds.py
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+
+Version = tuple[int, int, int]
+
+
+def parse_version(text: str) -> Version | None:
+    """`1.2.3` or `v1.2.3` as a comparable tuple; None for anything else."""
+    match = _VERSION.match(text.strip())
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """One listed break: the release that ships it, and where the entry is written."""
+
+    rule: str
+    subject: str
+    version: Version
+    version_text: str
+    reason: str
+    location: Location
+
+    def in_scope(self, old: Version | None, new: Version | None) -> bool:
+        """Whether the break belongs between these two releases (an unknown version bounds nothing)."""
+        return (old is None or self.version > old) and (new is None or self.version <= new)
+
+
+def load_accepted(spec_dir: Path, root: Path) -> tuple[list[Acceptance], list[Diagnostic]]:
+    """The entries of the file (none when it does not exist) and every problem found in it."""
+    from ..pipeline import load_documents  # late: the loader's table of kinds imports this module
+
+    docs, diagnostics = load_documents(spec_dir, root, KIND)
+    entries: list[Acceptance] = []
+    for doc in docs:
+        found, problems = _entries(doc)
+        entries += found
+        diagnostics += problems
+    return (entries if not diagnostics else []), diagnostics
+
+
+def check(checker: Any) -> None:
+    """The meaning check of the accepted-breaks kind (generator/kinds.py): every problem joins the one report."""
+    for doc in checker.docs.get(KIND, []):
+        checker.diagnostics.extend(_entries(doc)[1])
+
+
+def _entries(doc: Document) -> tuple[list[Acceptance], list[Diagnostic]]:
+    """The well-formed entries of one file and the meaning problems of all of them.
+
+    It runs on files whose structure check failed as well (the kind says so), so that one run shows every problem.
+    """
+    diagnostics: list[Diagnostic] = []
+    entries: list[Acceptance] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    items = doc.data.get("accepted", []) if isinstance(doc.data, dict) else []
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("rule", "subject")):
+            continue
+        rule = BY_ID.get(item["rule"])
+        if rule is None:
+            diagnostics.append(
+                Diagnostic(doc.locate(("accepted", i, "rule")), "unknown-rule", f"{item['rule']!r} is not a rule id")
+            )
+            continue
+        if not rule.can_break:
+            message = f"rule {rule.id!r} is never breaking, so there is nothing to accept"
+            diagnostics.append(Diagnostic(doc.locate(("accepted", i, "rule")), "not-a-breaking-rule", message))
+            continue
+        key = (item["rule"], item["subject"], str(item.get("version")))
+        if key in seen:
+            message = f"this break is already accepted by entry {seen[key]}"
+            diagnostics.append(Diagnostic(doc.locate(("accepted", i)), "duplicate-acceptance", message))
+            continue
+        seen[key] = i
+        version = parse_version(str(item.get("version", "")))
+        if version is None or not isinstance(item.get("reason"), str):
+            continue  # reported by the meta-schema check
+        entries.append(
+            Acceptance(
+                item["rule"],
+                item["subject"],
+                version,
+                str(item["version"]),
+                " ".join(item["reason"].split()),
+                doc.locate(("accepted", i)),
+            )
+        )
+    return entries, diagnostics

@@ -1,0 +1,81 @@
+"""The `diff` subcommand: arguments, loading both sides, printing, and the exit status.
+
+Exit status: 0 no unaccepted breaking change, 1 at least one (or an accepted break that no longer occurs),
+2 a spec error in either side or an argument that names nothing readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from ..diagnostics import Diagnostic, SpecError
+from . import report, sources
+from .compare import compare
+
+EXIT_OK, EXIT_BREAKING, EXIT_ERROR = 0, 1, 2
+WORK_TREE = "work tree"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register `diff` on the main command line."""
+    text = "report what changed between two versions of the spec, and whether it breaks implementers"
+    cmd = sub.add_parser(
+        "diff",
+        help=text,
+        description=f"{text}. OLD and NEW are each a spec directory, a git revision of this repository, or a "
+        "published ACP schema JSON file. Without OLD: the newest v* release tag.",
+    )
+    cmd.add_argument("old", nargs="?", metavar="OLD", help="the earlier version (default: the newest v* tag)")
+    cmd.add_argument("new", nargs="?", metavar="NEW", help="the later version (default: the work tree's spec/)")
+    cmd.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    cmd.add_argument("--all", action="store_true", help="also report changes to descriptions and other prose")
+    cmd.add_argument("--root", type=Path, default=Path(), help="project root (default: .)")
+    cmd.add_argument("--spec", type=Path, default=None, help="spec directory (default: ROOT/spec)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `diff` with parsed arguments; print the report and return the exit status."""
+    root: Path = args.root
+    spec_dir: Path = args.spec or root / "spec"
+    old_arg: str | None = args.old
+    if old_arg is None:
+        tags = sources.release_tags(root)
+        if not tags:
+            print("diff: no v* release tag yet, so there is no release to compare the work tree with; nothing to check")
+            return EXIT_OK
+        old_arg = tags[-1][1]
+    try:
+        old_source = sources.resolve(old_arg, root, spec_dir)
+        new_source = (
+            sources.resolve(args.new, root, spec_dir)
+            if args.new is not None
+            else sources.Source("dir", WORK_TREE, spec_dir)
+        )
+    except sources.SourceError as exc:
+        print(f"diff: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    with tempfile.TemporaryDirectory(prefix="acp-diff-") as tmp:
+        problems: list[Diagnostic] = []
+        loaded = []
+        for source in (old_source, new_source):
+            try:
+                loaded.append(sources.load(source, root, spec_dir, Path(tmp)))
+            except SpecError as exc:
+                problems.extend(exc.diagnostics)
+            except sources.SourceError as exc:
+                print(f"diff: {exc}", file=sys.stderr)
+                return EXIT_ERROR
+        if problems:
+            for d in sorted(set(problems)):
+                print(d.format(), file=sys.stderr)
+            count = len(set(problems))
+            print(f"{count} error{'s' if count != 1 else ''}; nothing was compared.", file=sys.stderr)
+            return EXIT_ERROR
+        old, new = loaded
+        findings = compare(old, new, include_all=args.all)
+    sys.stdout.write(report.as_json(findings) if args.format == "json" else report.text(findings))
+    print(report.summary(findings, old_source.label, new_source.label), file=sys.stderr)
+    return EXIT_BREAKING if report.failing(findings) else EXIT_OK

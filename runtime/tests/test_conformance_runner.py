@@ -1,0 +1,109 @@
+"""The conformance runner against Agents that misbehave (issue 11): each malformed answer is a FAIL of the trace
+that saw it, with the reason, never a traceback that ends the run; a command that cannot start and an unknown
+trace id are one-line usage errors with exit status 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agent_client import environment
+from misbehaving_agent import MODES
+
+AGENT = Path(__file__).with_name("misbehaving_agent.py")
+TRACE = "retry-same-connection"  # its third step sends a session/prompt
+
+
+def conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "acp_v2_runtime.conformance", *args],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=timeout,
+        check=False,
+    )
+
+
+REASONS = {
+    "error-string": "error",
+    "error-array": "error",
+    "error-without-code": "code",
+    "result-and-error": "exactly one",
+    "result-array": "result",
+    "update-array-params": "session/update",
+    "update-string-params": "params",
+    "update-without-update": "session/update",
+    "unhashable-id": "id",
+    "wrong-version": "jsonrpc",
+    "non-json": "not JSON",
+    "answer-twice": "twice",
+    "answer-unknown-id": "no request",
+    "huge-line": "longer than the limit",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_malformed_agent_output_fails_the_trace_with_the_reason(mode):
+    done = conformance("--timeout", "20", "--only", TRACE, "--", sys.executable, str(AGENT), mode)
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stdout + done.stderr and done.stderr == ""
+    (verdict,) = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert verdict.startswith(f"FAIL {TRACE}") and REASONS[mode] in verdict, verdict
+    assert "nothing within" not in verdict  # found at once, not after the timeout
+    assert done.stdout.splitlines()[-1] == "0 passed, 1 failed, of 1 traces"
+
+
+def test_every_misbehaviour_has_an_expected_reason():
+    assert set(REASONS) == set(MODES)
+
+
+def test_malformed_answers_fail_each_trace_and_the_run_goes_on():
+    done = conformance("--timeout", "20", "--", sys.executable, str(AGENT), "error-string", timeout=240)
+    verdicts = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len(verdicts) == 11 and all(v.startswith("FAIL") for v in verdicts), done.stdout
+
+
+@pytest.mark.parametrize("command", ["acp-no-such-agent-command", "./not-here/agent"])
+def test_agent_command_that_does_not_exist_is_a_one_line_error(command):
+    done = conformance("--", command, "--db", "{tmp}/agent.db")
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "cannot start" in done.stderr and command in done.stderr
+
+
+def test_agent_command_that_is_not_executable_is_a_one_line_error(tmp_path):
+    script = tmp_path / "agent"
+    script.write_text("#!/bin/sh\n", encoding="utf-8")  # no execute permission
+    done = conformance("--", str(script))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_trace_id_is_a_usage_error_listing_the_known_ones():
+    done = conformance("--only", "nope", "--", sys.executable, str(AGENT), "non-json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "'nope'" in done.stderr and TRACE in done.stderr and "keys-stay-private" in done.stderr
+
+
+@pytest.mark.parametrize("args", [["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"], []])
+def test_bad_timeout_or_missing_command_is_a_usage_error(args):
+    done = conformance(*args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "usage:" in done.stderr
+
+
+def test_help_describes_the_command_fully():
+    done = conformance("--help")
+    assert done.returncode == 0
+    for words in ("--timeout", "--only", "--list", "{tmp}", "exit status", "FAIL", "-- python -m"):
+        assert words in done.stdout, words
+
+
+def test_agent_that_refuses_its_database_fails_each_trace_with_its_message(tmp_path):
+    (tmp_path / "agent.db").write_bytes(b"")  # an empty file: the reference Agent refuses it
+    agent = [sys.executable, "-m", "acp_v2_runtime.reference_agent", "--db", str(tmp_path / "agent.db")]
+    done = conformance("--only", TRACE, "--", *agent)
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "exited (status 2)" in done.stdout and "the file is empty" in done.stdout, done.stdout
