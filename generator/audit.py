@@ -20,11 +20,16 @@ from typing import Any
 from .fetch import FetchError, NpmPackage, fetch_members
 from .schema_compare import Difference, OurEntry, compare_schemas, published_entries
 
-UPSTREAM = NpmPackage(
-    "@agentclientprotocol/sdk",
-    "2.4.0",  # the newest release that ships schema/v2/schema.unstable.json when this was written
-    "sha512-7qJ8nnyj7WesC5ve185ioTpB2/svQoeGV4HA4nLEhgDUrcmBe54/08VcXc/oL4p14tDbxxECZzdYmUYQ+4l+Wg==",
-)
+# The releases of the published package this project reads, each with the integrity the registry publishes for it:
+# the audit compares with the newest; the diff's release tests compare consecutive ones.
+UPSTREAM_NAME = "@agentclientprotocol/sdk"
+UPSTREAM_RELEASES = {
+    "2.2.0": "sha512-o1+eDQVb05yzPY+5v54awHyONU1oeLsbLVavkwrMQaZDuJDh/38pQiXJS4ix4d6QA3Y4bU0lHFRjwg99KKKSaQ==",
+    "2.3.0": "sha512-wXsrPv3VDlff2jmant/5VxkwtYwfVdMbTXywUEztpNkTZFMgyN+wWgcor8uzJkM23+zS3j5GoOS6w03BpskB9Q==",
+    # the newest release that ships schema/v2/schema.unstable.json when this was written
+    "2.4.0": "sha512-7qJ8nnyj7WesC5ve185ioTpB2/svQoeGV4HA4nLEhgDUrcmBe54/08VcXc/oL4p14tDbxxECZzdYmUYQ+4l+Wg==",
+}
+UPSTREAM = NpmPackage(UPSTREAM_NAME, "2.4.0", UPSTREAM_RELEASES["2.4.0"])
 UPSTREAM_PACKAGE, UPSTREAM_VERSION = UPSTREAM.name, UPSTREAM.version
 UNSTABLE_MEMBER = "package/schema/v2/schema.unstable.json"
 STABLE_MEMBER = "package/schema/v2/schema.json"
@@ -32,9 +37,13 @@ STABLE_MEMBER = "package/schema/v2/schema.json"
 __all__ = ["FetchError", "Report", "compare", "fetch_upstream", "main", "published_entries", "run_audit"]
 
 
-def fetch_upstream(dest: Path) -> tuple[Path, Path]:
-    """Fetch the pinned package's schemas into `dest`; return the paths of the unstable and the stable one."""
-    found = fetch_members(UPSTREAM, (UNSTABLE_MEMBER, STABLE_MEMBER))
+def fetch_upstream(dest: Path, version: str = UPSTREAM.version) -> tuple[Path, Path]:
+    """Fetch a pinned release's schemas into `dest`; return the paths of the unstable and the stable one."""
+    if version not in UPSTREAM_RELEASES:
+        raise FetchError(f"{UPSTREAM_NAME}@{version} has no pinned integrity in generator/audit.py")
+    found = fetch_members(
+        NpmPackage(UPSTREAM_NAME, version, UPSTREAM_RELEASES[version]), (UNSTABLE_MEMBER, STABLE_MEMBER)
+    )
     dest.mkdir(parents=True, exist_ok=True)
     out = []
     for member in (UNSTABLE_MEMBER, STABLE_MEMBER):
