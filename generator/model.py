@@ -1,9 +1,12 @@
 """Stage 3: the immutable model that every renderer reads. Renderers never see raw YAML.
 
     Spec
-    ├── failure_kinds: FailureKind…     (not-sent, no-response, error-response)
+    ├── failure_kinds: FailureKind…     (not-sent, no-response, error-response: the last one decided by code)
     ├── decisions: Decision…            (always, with-key, opt-in, never)
-    ├── classes: RetryClass…            each with a decision per failure kind
+    ├── classes: RetryClass…            each with a decision per failure kind not decided by code
+    ├── error_rules: ErrorRule…         per error code: can a resend help, and the decision per class
+    ├── other_error: ErrorRule | None   the row for every code not listed
+    ├── client_timings: ClientTiming…   numbers a Client follows for keyed prompts (seconds)
     ├── methods: Method…                sorted by (name, kind)
     │   ├── retry: class, repeat, key_param, success_errors: ErrorCode…
     │   ├── params / result: type names
@@ -44,6 +47,32 @@ class FailureKind:
     name: str
     title: str
     description: str
+    by_error_code: bool = False  # the decision comes from the error code's row, per class
+
+
+@dataclass(frozen=True)
+class ErrorRule:
+    """What an SDK does after an error response with one code (or, with `code` None, with any unlisted code)."""
+
+    code: int | None
+    title: str
+    resend_helps: bool
+    why: str
+    decisions: tuple[tuple[str, str], ...]  # (class, decision) in class order
+
+    def decision(self, class_name: str) -> str:
+        """The decision for a class name."""
+        return dict(self.decisions)[class_name]
+
+
+@dataclass(frozen=True)
+class ClientTiming:
+    """A number of seconds a Client SDK follows for keyed prompts, with the rule that gives it meaning."""
+
+    name: str
+    title: str
+    seconds: float
+    rule: str
 
 
 @dataclass(frozen=True)
@@ -56,7 +85,7 @@ class Decision:
 
 @dataclass(frozen=True)
 class RetryClass:
-    """A retry class and its decision for each failure kind, in failure-kind order."""
+    """A retry class and its decision for each failure kind that is not decided by error code, in order."""
 
     name: str
     title: str
@@ -172,9 +201,63 @@ class Spec:
     methods: tuple[Method, ...]
     types: tuple[TypeDef, ...]
     traces_json: str | None = None  # the checked conformance traces (spec/conformance/), when the spec has them
+    error_rules: tuple[ErrorRule, ...] = ()
+    other_error: ErrorRule | None = None
+    client_timings: tuple[ClientTiming, ...] = ()
 
     def retry_class(self, name: str) -> RetryClass:
         return self._classes_by_name[name]
+
+    @property
+    def fallback_class(self) -> str:
+        """The class for entries the table does not know: the last, least forgiving one."""
+        return self.classes[-1].name
+
+    @property
+    def coded_failures(self) -> tuple[FailureKind, ...]:
+        """The failure kinds whose decision depends on the error code (an error response)."""
+        return tuple(f for f in self.failure_kinds if f.by_error_code)
+
+    @property
+    def ambiguous_failure(self) -> FailureKind | None:
+        """The failure kind a class exists for: the first one, not decided by code, on which the classes differ."""
+        for f in self.failure_kinds:
+            if not f.by_error_code and len({c.decision(f.name) for c in self.classes}) > 1:
+                return f
+        return None
+
+    @property
+    def all_error_rules(self) -> tuple[ErrorRule, ...]:
+        """The error-code rows, then the row for other codes."""
+        return (*self.error_rules, *([self.other_error] if self.other_error else []))
+
+    def decision_groups(self) -> tuple[tuple[tuple[ErrorRule, ...], tuple[tuple[str, str], ...]], ...]:
+        """The error-code rows grouped by their decisions per class (rows that decide alike, in spec order)."""
+        groups: dict[tuple[tuple[str, str], ...], list[ErrorRule]] = {}
+        for rule in self.all_error_rules:
+            groups.setdefault(rule.decisions, []).append(rule)
+        return tuple((tuple(rules), decisions) for decisions, rules in groups.items())
+
+    def error_rule(self, code: int | None) -> ErrorRule:
+        """The row for an error code: its own, or the one for every other code (also for no code at all)."""
+        for rule in self.error_rules:
+            if rule.code == code:
+                return rule
+        if self.other_error is None:
+            raise LookupError("this spec decides no failure kind by error code")
+        return self.other_error
+
+    def decision(self, class_name: str, failure: str, error_code: int | None = None) -> str:
+        """The decision of a class after a failure; for a failure decided by code, the code's row decides."""
+        if failure in {f.name for f in self.coded_failures}:
+            return self.error_rule(error_code).decision(class_name)
+        return self.retry_class(class_name).decision(failure)
+
+    @property
+    def unlisted_error_code(self) -> int:
+        """An error code that no row lists, for examples and test vectors of the `other codes` row."""
+        listed = {r.code for r in self.error_rules}
+        return next(code for code in (-32001, -32099, 1, 2, 3) if code not in listed)
 
     def type_def(self, name: str) -> TypeDef:
         return self._types_by_name[name]

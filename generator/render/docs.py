@@ -13,6 +13,7 @@ from typing import Any
 
 from ..model import DIRECTION_TITLES, Example, Method, Spec
 from ..semantics import REF_PREFIX
+from .flowchart import flowchart
 from .markers import markdown_header
 from .templates import render as render_template
 
@@ -79,6 +80,7 @@ def _table_page(spec: Spec) -> str:
         source=CLASSES_SOURCE,
         spec=spec,
         groups=groups,
+        flowchart=flowchart(spec),
         requests=[m for m in spec.methods if m.kind == "request"],
         notifications=[m for m in spec.methods if m.kind == "notification"],
     )

@@ -6,7 +6,7 @@ from .. import naming
 from ..model import Spec
 from .markers import NOTICE
 from .templates import render as render_template
-from .vectors import MESSAGE_KINDS, fallback_class, key_rules
+from .vectors import MESSAGE_KINDS, key_rules
 
 RUST_PATH = "generated/rust/retry_policy.rs"
 RUSTFMT_ARRAY_WIDTH = 60
@@ -42,7 +42,6 @@ def render(spec: Spec) -> dict[str, str]:
         header=f"// {NOTICE}",
         spec=spec,
         names=names,
-        fallback=fallback_class(spec),
         rules=key_rules(spec),
         rs=rust_string,
         inline={enum: _fits_one_line(enum, members) for enum, members in names},

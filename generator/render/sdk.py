@@ -39,7 +39,6 @@ def render(spec: Spec) -> dict[str, str]:
         source=SOURCE,
         spec=spec,
         rules=rules,
-        fallback=vectors.fallback_class(spec),
         tables=[(name, lang, region(text, "retry table", mark)) for name, (lang, text, mark) in sources.items()],
         keys=[(name, lang, region(text, "idempotency keys", mark)) for name, (lang, text, mark) in sources.items()]
         if rules

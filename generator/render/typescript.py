@@ -8,7 +8,7 @@ from itertools import groupby
 from ..model import Method, Spec
 from .markers import NOTICE
 from .templates import render as render_template
-from .vectors import fallback_class, key_rules
+from .vectors import key_rules
 
 TS_PATH = "generated/typescript/retry-policy.ts"
 
@@ -29,7 +29,6 @@ def render(spec: Spec) -> dict[str, str]:
         header=f"// {NOTICE}",
         spec=spec,
         table=method_groups(spec),
-        fallback=fallback_class(spec),
         rules=key_rules(spec),
         ts=ts_string,
     )

@@ -272,15 +272,20 @@ def key_vectors(spec: Spec, rules: KeyRules) -> dict[str, Any]:
 # -- retry-decisions.json ---------------------------------------------------------------------------------------
 
 
-def _decide(spec: Spec, class_name: str, failure: str, has_key: bool, allow_duplicates: bool) -> tuple[str, bool]:
-    decision = spec.retry_class(class_name).decision(failure)
+def _decide(
+    spec: Spec, class_name: str, failure: str, code: int | None, has_key: bool, allow_duplicates: bool
+) -> tuple[str, bool]:
+    decision = spec.decision(class_name, failure, code)
     allowed = {"always": True, "with-key": has_key, "opt-in": allow_duplicates, "never": False}[decision]
     return decision, allowed
 
 
-def fallback_class(spec: Spec) -> str:
-    """The class for entries the table does not know: the last, least forgiving one."""
-    return spec.classes[-1].name
+def error_codes_to_try(spec: Spec, failure: str) -> list[int | None]:
+    """The codes a vector tries after `failure`: every listed code, one unlisted code and no code at all for a
+    failure decided by code; only "no code" for the others."""
+    if failure not in {f.name for f in spec.coded_failures}:
+        return [None]
+    return [*(r.code for r in spec.error_rules), spec.unlisted_error_code, None]
 
 
 def decision_cases(spec: Spec) -> list[dict[str, Any]]:
@@ -290,7 +295,7 @@ def decision_cases(spec: Spec) -> list[dict[str, Any]]:
         targets.append((m.name, m.kind, None, m.retry_class, True))
         targets += [(m.name, m.kind, v.name, v.retry_class, True) for v in m.variants]
     known = {(m.name, m.kind) for m in spec.methods}
-    fallback = fallback_class(spec)
+    fallback = spec.fallback_class
     # Names the table does not hold: extensions, a kind the entry does not have, and names that are properties of
     # every JavaScript object (a lookup must not find them on a prototype).
     unknown = ["_vendor/custom", "constructor", "__proto__", "toString"]
@@ -308,23 +313,25 @@ def decision_cases(spec: Spec) -> list[dict[str, Any]]:
     cases = []
     for method, kind, variant, class_name, in_table in targets:
         for failure in spec.failure_kinds:
-            for has_key in (False, True):
-                for allow_duplicates in (False, True):
-                    decision, allowed = _decide(spec, class_name, failure.name, has_key, allow_duplicates)
-                    cases.append(
-                        {
-                            "method": method,
-                            "kind": kind,
-                            "variant": variant,
-                            "failure": failure.name,
-                            "hasKey": has_key,
-                            "allowDuplicates": allow_duplicates,
-                            "known": in_table,
-                            "class": class_name,
-                            "decision": decision,
-                            "mayResend": allowed,
-                        }
-                    )
+            for code in error_codes_to_try(spec, failure.name):
+                for has_key in (False, True):
+                    for allow_duplicates in (False, True):
+                        decision, allowed = _decide(spec, class_name, failure.name, code, has_key, allow_duplicates)
+                        cases.append(
+                            {
+                                "method": method,
+                                "kind": kind,
+                                "variant": variant,
+                                "failure": failure.name,
+                                "errorCode": code,
+                                "hasKey": has_key,
+                                "allowDuplicates": allow_duplicates,
+                                "known": in_table,
+                                "class": class_name,
+                                "decision": decision,
+                                "mayResend": allowed,
+                            }
+                        )
     return cases
 
 
@@ -335,12 +342,18 @@ def decisions_document(spec: Spec) -> tuple[dict[str, Any], list[dict[str, Any]]
             "What may_resend (mayResend in TypeScript) answers for every (method, kind) entry, each variant with "
             "its own class, and a few names the table does not hold, after each failure kind, with and without "
             "an idempotency key shared by every attempt, and with and without the caller's consent to duplicates. "
+            "After a failure decided by error code, each case also names the code (errorCode: every listed code, "
+            "one code the table does not list, and null for none); the other failures have errorCode null. "
             "Entries and variants that the table does not hold (known: false) get the fallback class."
         ),
-        "fallbackClass": fallback_class(spec),
+        "fallbackClass": spec.fallback_class,
         "failureKinds": [f.name for f in spec.failure_kinds],
+        "codedFailureKinds": [f.name for f in spec.coded_failures],
         "classes": {c.name: dict(c.decisions) for c in spec.classes},
     }
+    if spec.other_error is not None:
+        head["errorCodes"] = {str(r.code): dict(r.decisions) for r in spec.error_rules}
+        head["otherCodes"] = dict(spec.other_error.decisions)
     return head, decision_cases(spec)
 
 

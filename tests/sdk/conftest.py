@@ -105,7 +105,7 @@ def typescript_vectors(keys: dict[str, Any], cases: list[dict[str, Any]]) -> str
 
     key_items = [{"name": v["name"], "value": v["value"]} for v in keys["vectors"]]
     pairs = [{"a": c["a"], "b": c["b"]} for c in keys["comparisons"]]
-    fields = ("method", "kind", "variant", "failure", "hasKey", "allowDuplicates")
+    fields = ("method", "kind", "variant", "failure", "errorCode", "hasKey", "allowDuplicates")
     questions = [{name: c[name] for name in fields} for c in cases]
     return (
         "export const KEY_VECTORS: readonly { readonly name: string; readonly value: unknown }[] = "
@@ -114,7 +114,8 @@ def typescript_vectors(keys: dict[str, Any], cases: list[dict[str, Any]]) -> str
         f"{literal(pairs)};\n"
         "export const DECISION_CASES: readonly {\n"
         "  readonly method: string; readonly kind: string; readonly variant: string | null;\n"
-        "  readonly failure: string; readonly hasKey: boolean; readonly allowDuplicates: boolean;\n"
+        "  readonly failure: string; readonly errorCode: number | null; readonly hasKey: boolean;\n"
+        "  readonly allowDuplicates: boolean;\n"
         f"}}[] = {literal(questions)};\n"
     )
 
@@ -167,6 +168,7 @@ def rust_vectors(keys: dict[str, Any], cases: list[dict[str, Any]]) -> str:
         lines.append(
             f"    DecisionCase {{ method: {rust_string(c['method'])}, kind: {rust_string(c['kind'])}, "
             f"variant: {_option(c['variant'])}, failure: {rust_string(c['failure'])}, "
+            f"error_code: {'None' if c['errorCode'] is None else 'Some(' + str(c['errorCode']) + ')'}, "
             f"has_key: {str(c['hasKey']).lower()}, allow_duplicates: {str(c['allowDuplicates']).lower()} }},"
         )
     lines.append("];")

@@ -26,6 +26,7 @@ pub struct DecisionCase {
     pub kind: &'static str,
     pub variant: Option<&'static str>,
     pub failure: &'static str,
+    pub error_code: Option<i64>,
     pub has_key: bool,
     pub allow_duplicates: bool,
 }
@@ -104,9 +105,13 @@ fn answers() {
     for case in DECISION_CASES {
         let kind = MessageKind::from_name(case.kind).expect("a known kind");
         let failure = FailureKind::from_name(case.failure).expect("a known failure kind");
-        let options = ResendOptions { variant: case.variant, allow_duplicates: case.allow_duplicates };
+        let options = ResendOptions {
+            variant: case.variant,
+            allow_duplicates: case.allow_duplicates,
+            error_code: case.error_code,
+        };
         let answer = may_resend_with(case.method, kind, failure, case.has_key, options);
-        if case.variant.is_none() && !case.allow_duplicates {
+        if case.variant.is_none() && !case.allow_duplicates && case.error_code.is_none() {
             assert_eq!(answer, may_resend(case.method, kind, failure, case.has_key));
         }
         decisions.push(answer.to_string());

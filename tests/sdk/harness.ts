@@ -79,9 +79,11 @@ const decisions = DECISION_CASES.map((c) => {
   if (!isKind(c.kind) || !isFailure(c.failure)) {
     throw new Error(`a case names an unknown kind or failure: ${JSON.stringify(c)}`);
   }
-  const options = c.variant === null ? { allowDuplicates: c.allowDuplicates } : { variant: c.variant, allowDuplicates: c.allowDuplicates };
+  const base = { allowDuplicates: c.allowDuplicates, errorCode: c.errorCode };
+  const options = c.variant === null ? base : { ...base, variant: c.variant };
   const answer = mayResend(c.method, c.kind, c.failure, c.hasKey, options);
-  if (c.variant === null && !c.allowDuplicates && answer !== mayResend(c.method, c.kind, c.failure, c.hasKey)) {
+  const defaults = c.errorCode === null && !c.allowDuplicates && c.variant === null;
+  if (defaults && answer !== mayResend(c.method, c.kind, c.failure, c.hasKey)) {
     throw new Error(`the default options differ from explicit ones: ${JSON.stringify(c)}`);
   }
   return answer;
