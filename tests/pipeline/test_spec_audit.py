@@ -1,4 +1,10 @@
-"""The real spec against DESIGN.md's audit: 33 entries, the right classes, in every artifact."""
+"""The real spec against DESIGN.md's audit: 33 entries, the right classes, in every artifact.
+
+Issue 12 re-examined five classes against the upstream method texts: session/request_permission and
+elicitation/create became duplicating (a copy asks the user again) and session/cancel unsafe (a late copy
+cancels newer work); session/resume, session/close, tool_call/cancel and terminal/cancel stayed safe with
+precise texts.
+"""
 
 from __future__ import annotations
 
@@ -29,12 +35,12 @@ AUDIT = {
     ("providers/list", "request"): "safe",
     ("providers/set", "request"): "safe",
     ("providers/disable", "request"): "safe",
-    ("session/request_permission", "request"): "safe",
-    ("elicitation/create", "request"): "safe",
+    ("session/request_permission", "request"): "duplicating",
+    ("elicitation/create", "request"): "duplicating",
     ("mcp/message", "request"): "unsafe",
     ("proxy/initialize", "request"): "safe",
     ("proxy/successor", "request"): "unsafe",
-    ("session/cancel", "notification"): "safe",
+    ("session/cancel", "notification"): "unsafe",
     ("session/update", "notification"): "unsafe",
     ("elicitation/complete", "notification"): "safe",
     ("auth/status_update", "notification"): "safe",
