@@ -39,6 +39,18 @@ def _root(config: MkDocsConfig) -> Path:
     return Path(config.config_file_path).resolve().parent
 
 
+# -- banner -----------------------------------------------------------------------------------------------
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Fill the banner's version and pinned-schema link from the generator, where each is written once."""
+    from generator.audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION
+    from generator.render.python_pkg import PACKAGE_VERSION
+
+    config.extra["spec_version"] = PACKAGE_VERSION
+    config.extra["pinned_schema_name"] = f"{UPSTREAM_PACKAGE} {UPSTREAM_VERSION}"
+    config.extra["pinned_schema"] = f"https://www.npmjs.com/package/{UPSTREAM_PACKAGE}/v/{UPSTREAM_VERSION}"
+    return config
+
+
 # -- mermaid ----------------------------------------------------------------------------------------------
 def mermaid_script(root: Path) -> Path:
     """The pinned mermaid bundle, fetched into .cache/docs/ on first use."""

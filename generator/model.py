@@ -76,6 +76,14 @@ class ClientTiming:
 
 
 @dataclass(frozen=True)
+class UpstreamDifference:
+    """A deliberate difference from the schema ACP publishes, with the reason for it."""
+
+    difference: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Decision:
     """What an SDK may do after one kind of failure (`always`, `with-key`, `opt-in`, `never`)."""
 
@@ -204,6 +212,7 @@ class Spec:
     error_rules: tuple[ErrorRule, ...] = ()
     other_error: ErrorRule | None = None
     client_timings: tuple[ClientTiming, ...] = ()
+    upstream_differences: tuple[UpstreamDifference, ...] = ()  # spec/upstream-differences.yaml, when present
 
     def retry_class(self, name: str) -> RetryClass:
         return self._classes_by_name[name]

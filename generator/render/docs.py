@@ -50,6 +50,8 @@ class StepView:
 
 def render(spec: Spec) -> dict[str, str]:
     files = {f"{REFERENCE}/retry-classes.md": _table_page(spec)}
+    if spec.upstream_differences:
+        files[f"{REFERENCE}/upstream-differences.md"] = _differences_page(spec)
     links = type_links(spec)
     files.update(_type_pages(spec, links))
     names = [m.name for m in spec.methods]
@@ -83,6 +85,20 @@ def _table_page(spec: Spec) -> str:
         flowchart=flowchart(spec),
         requests=[m for m in spec.methods if m.kind == "request"],
         notifications=[m for m in spec.methods if m.kind == "notification"],
+    )
+
+
+def _differences_page(spec: Spec) -> str:
+    from ..audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION  # the pin lives with the audit that checks the list
+
+    source = "spec/upstream-differences.yaml"
+    return render_template(
+        "upstream-differences.md.j2",
+        header=markdown_header(source),
+        source=source,
+        upstream_package=UPSTREAM_PACKAGE,
+        upstream_version=UPSTREAM_VERSION,
+        differences=spec.upstream_differences,
     )
 
 
