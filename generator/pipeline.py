@@ -84,8 +84,7 @@ def _upstream_differences(path: Path, root: Path) -> tuple[UpstreamDifference, .
     doc = load_document(path, root, diagnostics)
     items = doc.data.get("differences") if doc is not None and isinstance(doc.data, dict) else None
     ok = isinstance(items, list) and all(
-        isinstance(i, dict) and isinstance(i.get("difference"), str) and isinstance(i.get("reason"), str)
-        for i in items
+        isinstance(i, dict) and isinstance(i.get("difference"), str) and isinstance(i.get("reason"), str) for i in items
     )
     if diagnostics or not ok:
         where = Location(display_path(path, root))

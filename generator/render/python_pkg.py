@@ -24,6 +24,29 @@ from .models_split import split_models
 from .templates import render as render_template
 
 PACKAGE_VERSION = "0.1.0"
+AUTHORS = "The ACP v2 retry toolchain contributors"
+REPOSITORY = "https://github.com/agentclientprotocol/acp-v2-retry-toolchain"
+PROJECT_URLS = (
+    ("Repository", REPOSITORY),
+    ("Issues", f"{REPOSITORY}/issues"),
+    ("Documentation", f"{REPOSITORY}/tree/main/site"),
+    ("ACP", "https://agentclientprotocol.com/"),
+)
+CLASSIFIERS = (
+    "Development Status :: 3 - Alpha",
+    "Intended Audience :: Developers",
+    "Operating System :: OS Independent",
+    "Programming Language :: Python :: 3",
+    "Programming Language :: Python :: 3 :: Only",
+    "Programming Language :: Python :: 3.10",
+    "Programming Language :: Python :: 3.11",
+    "Programming Language :: Python :: 3.12",
+    "Programming Language :: Python :: 3.13",
+    "Topic :: Software Development :: Libraries",
+    "Typing :: Typed",
+)
+# The repository's license file, shipped verbatim in the distribution (a license text carries no generated header).
+LICENSE_FILE = Path(__file__).resolve().parents[2] / "LICENSE"
 BASE = "generated/python"
 PACKAGE = f"{BASE}/acp_v2_schema"
 MODELS = f"{PACKAGE}/models"
@@ -37,7 +60,15 @@ _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 def render(spec: Spec) -> dict[str, str]:
     header = python_header()
     files = {
-        f"{BASE}/pyproject.toml": render_template("pyproject.toml.j2", header=header, version=PACKAGE_VERSION),
+        f"{BASE}/pyproject.toml": render_template(
+            "pyproject.toml.j2",
+            header=header,
+            version=PACKAGE_VERSION,
+            authors=AUTHORS,
+            classifiers=CLASSIFIERS,
+            urls=PROJECT_URLS,
+        ),
+        f"{BASE}/LICENSE": LICENSE_FILE.read_text(encoding="utf-8"),
         f"{BASE}/README.md": render_template(
             "README.md.j2", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
         ),
