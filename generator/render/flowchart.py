@@ -13,36 +13,58 @@ from ..model import ErrorRule, Spec
 OUTCOMES = {
     "always": "Resend as is,<br/>new id",
     "with-key": "Resend with the<br/>same key, new id",
-    "opt-in": "Resend, maybe<br/>leaving a duplicate",
-    "never": "Never resend.<br/>Report the outcome",
+    "opt-in": "Resend; it may<br/>duplicate",
+    "never": "Never resend;<br/>report it",
 }
 UNKNOWN = "Report: outcome<br/>unknown"
 QUESTIONS = {"with-key": ("Has a key?", UNKNOWN), "opt-in": ("Caller<br/>opted in?", UNKNOWN)}
 
 
 class _Chart:
-    def __init__(self) -> None:
-        self.lines = ["flowchart TD", "    start([Attempt failed]) --> kind{How did<br/>it fail?}"]
-        self.count = 0
+    """Mermaid lines, with one node per distinct outcome and per distinct class question, so that branches that
+    end alike share their ending and the chart stays narrow enough to draw at full size."""
 
-    def node(self, shape: str, label: str) -> str:
+    def __init__(self) -> None:
+        # useMaxWidth off: the chart keeps its natural size, so labels are never scaled below their font size.
+        self.lines = [
+            "---",
+            "config:",
+            "  flowchart:",
+            "    useMaxWidth: false",
+            "    nodeSpacing: 10",
+            "    rankSpacing: 30",
+            "---",
+            "flowchart TD",
+            "    start([Attempt failed]) --> kind{How did<br/>it fail?}",
+        ]
+        self.count = 0
+        self.shared: dict[object, str] = {}
+
+    def node(self, shape: str, label: str, key: object = None) -> str:
+        """A new node, or the one already made for `key`."""
+        if key is not None and key in self.shared:
+            return self.shared[key]
         self.count += 1
         name = f"n{self.count}"
         opening, closing = {"box": ("[", "]"), "ask": ("{", "}")}[shape]
         self.lines.append(f'    {name}{opening}"{label}"{closing}')
+        if key is not None:
+            self.shared[key] = name
         return name
 
     def edge(self, source: str, target: str, label: str) -> None:
         self.lines.append(f'    {source} -- "{label}" --> {target}')
 
     def outcome(self, decision: str) -> str:
-        """A node for a decision: a plain outcome, or a question with two outcomes for conditional ones."""
+        """The node for a decision: a plain outcome, or a question with two outcomes for conditional ones."""
         if decision not in QUESTIONS:
-            return self.node("box", OUTCOMES[decision])
+            return self.node("box", OUTCOMES[decision], ("outcome", decision))
+        if ("ask", decision) in self.shared:
+            return self.shared[("ask", decision)]
         question, refusal = QUESTIONS[decision]
-        ask = self.node("ask", question)
-        self.edge(ask, self.node("box", OUTCOMES[decision]), "yes")
-        self.edge(ask, self.node("box", refusal), "no")
+        ask = self.node("ask", question, ("ask", decision))
+        self.edge(ask, self.node("box", OUTCOMES[decision], ("outcome", decision)), "yes")
+        self.edge(ask, self.node("box", refusal, ("refusal", refusal)), "no")
         return ask
 
     def by_class(self, source: str, label: str, decisions: tuple[tuple[str, str], ...]) -> None:
@@ -50,15 +72,17 @@ class _Chart:
         if len({d for _, d in decisions}) == 1:
             self.edge(source, self.outcome(decisions[0][1]), label)
             return
-        ask = self.node("ask", "Retry class?")
+        known = ("class", decisions) in self.shared
+        ask = self.node("ask", "Retry class?", ("class", decisions))
         self.edge(source, ask, label)
-        for class_name, decision in decisions:
-            self.edge(ask, self.outcome(decision), class_name)
+        if not known:
+            for class_name, decision in decisions:
+                self.edge(ask, self.outcome(decision), class_name)
 
 
 def _codes(rules: tuple[ErrorRule, ...]) -> str:
     named = [str(r.code) for r in rules if r.code is not None]
-    other = [r.title.lower() for r in rules if r.code is None]
+    other = ["other codes" for r in rules if r.code is None]
     shown = named[:3] + (["…"] if len(named) > 3 else []) + other
     return ",<br/>".join(shown)
 
@@ -71,7 +95,7 @@ def flowchart(spec: Spec) -> str:
         if not failure.by_error_code:
             chart.by_class("kind", label, tuple((c.name, c.decision(failure.name)) for c in spec.classes))
             continue
-        ask = chart.node("ask", "Code listed as<br/>already done<br/>after a lost attempt?")
+        ask = chart.node("ask", "Listed as<br/>already done?")
         chart.edge("kind", ask, label)
         chart.edge(ask, chart.node("box", "Report success"), "yes")
         code = chart.node("ask", "Error code?")
