@@ -12,7 +12,8 @@
     │   ├── params / result: type names
     │   ├── example: Example | None    (spec/examples/<slug>.yaml): steps of an attempt and its retry
     │   └── variants: Variant…          (session/update), each with its own class
-    └── types: TypeDef…                 sorted by name; schema kept as canonical JSON text
+    ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text
+    └── families: TypeFamily…           one per spec/types/ file, with its display name
 
 Everything is sorted here, at the boundary, so that renderers that iterate in model order are deterministic.
 """
@@ -182,6 +183,16 @@ class Method:
 
 
 @dataclass(frozen=True)
+class TypeFamily:
+    """A file under spec/types/: a family of types with the name readers see (JSON-RPC, MCP)."""
+
+    name: str  # the file's stem, which also names the page and the Python module
+    title: str
+    description: str
+    source: str
+
+
+@dataclass(frozen=True)
 class TypeDef:
     """A named JSON Schema definition. The schema is stored as canonical JSON so that nobody can mutate it."""
 
@@ -213,6 +224,7 @@ class Spec:
     other_error: ErrorRule | None = None
     client_timings: tuple[ClientTiming, ...] = ()
     upstream_differences: tuple[UpstreamDifference, ...] = ()  # spec/upstream-differences.yaml, when present
+    families: tuple[TypeFamily, ...] = ()  # sorted by name
 
     def retry_class(self, name: str) -> RetryClass:
         return self._classes_by_name[name]

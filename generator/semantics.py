@@ -403,6 +403,20 @@ class _Checker:
                 model.TypeDef(name, model.canonical_json(schema), doc.display)
                 for name, (doc, schema) in sorted(self.types.items())
             ),
+            families=tuple(
+                sorted(
+                    (
+                        model.TypeFamily(
+                            doc.path.stem,
+                            doc.data.get("title", doc.path.stem.capitalize()),
+                            " ".join(doc.data.get("description", "").split()),
+                            doc.display,
+                        )
+                        for doc in self.type_docs
+                    ),
+                    key=lambda f: f.name,
+                )
+            ),
             error_rules=tuple(_error_rule(r, class_order) for r in table["codes"]) if table else (),
             other_error=_error_rule(table["otherCodes"], class_order) if table else None,
             client_timings=tuple(

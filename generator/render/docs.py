@@ -16,6 +16,7 @@ from ..semantics import REF_PREFIX
 from .flowchart import flowchart
 from .markers import markdown_header
 from .templates import render as render_template
+from .type_examples import type_examples
 
 REFERENCE = "site/reference"
 CLASSES_SOURCE = "spec/retry-classes.yaml"
@@ -143,6 +144,7 @@ class TypeSection:
     shape: str
     fields: tuple[FieldRow, ...]
     used_by: tuple[str, ...]
+    example: str | None
 
 
 def type_links(spec: Spec) -> dict[str, str]:
@@ -162,19 +164,25 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
         for role, name in (("params", m.params), ("result", m.result)):
             if name is not None:
                 users.setdefault(name, []).append(f"{role} of [`{m.name}`](../methods/{m.slug}.md)")
-    families: dict[str, list[TypeSection]] = {}
+    examples = type_examples(spec)
+    sections: dict[str, list[TypeSection]] = {}
     for t in sorted(spec.types, key=lambda t: (_family(t.source), t.name)):
         schema = t.schema
         view = _view(schema, t.name, links)
         section = TypeSection(
-            t.name, view.description, _shape(schema, links), view.fields, tuple(users.get(t.name, ()))
+            t.name,
+            view.description,
+            _shape(schema, links),
+            view.fields,
+            tuple(users.get(t.name, ())),
+            examples.get(t.name),
         )
-        families.setdefault(_family(t.source), []).append(section)
+        sections.setdefault(_family(t.source), []).append(section)
+    families = [(f, sections[f.name]) for f in spec.families if f.name in sections]
     files = {}
-    for family, sections in families.items():
-        source = f"spec/types/{family}.yaml"
-        files[f"{REFERENCE}/types/{family}.md"] = render_template(
-            "types.md.j2", header=markdown_header(source), source=source, family=family, sections=sections
+    for family, found in families:
+        files[f"{REFERENCE}/types/{family.name}.md"] = render_template(
+            "types.md.j2", header=markdown_header(family.source), family=family, sections=found
         )
     files[f"{REFERENCE}/types/index.md"] = render_template(
         "types-index.md.j2", header=markdown_header("spec/types/"), families=families
@@ -185,8 +193,8 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
 def _shape(schema: dict[str, Any], links: dict[str, str]) -> str:
     """One line on what a value of the type looks like, for types that are not plain objects with fields."""
     if "properties" in schema and not any(k in schema for k in ("oneOf", "anyOf")):
-        extra = schema.get("additionalProperties")
-        return "An object; fields not listed are not allowed." if extra is False else "An object."
+        # The field table describes the object; only a closed object needs a word more.
+        return "Fields not listed here are not allowed." if schema.get("additionalProperties") is False else ""
     for keyword, word in (("oneOf", "Exactly one of"), ("anyOf", "One of")):
         if keyword in schema:
             options = ", ".join(type_label(o, links) for o in schema[keyword])
