@@ -13,7 +13,8 @@
     │   ├── example: Example | None    (spec/examples/<slug>.yaml): steps of an attempt and its retry
     │   └── variants: Variant…          (session/update), each with its own class
     ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text
-    └── families: TypeFamily…           one per spec/types/ file, with its display name
+    ├── families: TypeFamily…           one per spec/types/ file, with its display name
+    └── key_rules: KeyRules | None      the idempotency key's limits, read from its type
 
 Everything is sorted here, at the boundary, so that renderers that iterate in model order are deterministic.
 """
@@ -24,6 +25,8 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+from . import paths
 
 SIDE_OF_DIRECTION = {
     # Who handles the message: the receiving side, as the `x-side` marker in ACP's own schema says.
@@ -49,6 +52,57 @@ class FailureKind:
     title: str
     description: str
     by_error_code: bool = False  # the decision comes from the error code's row, per class
+
+
+# Why a value is not a valid key, in the order the validators check. The names are shared by every language.
+KEY_PROBLEMS = {
+    "not-a-string": "The value is not a JSON string (null, a number, a boolean, an array or an object).",
+    "empty": "The string has no code points.",
+    "too-short": "The string has fewer code points than the minimum.",
+    "too-long": "The string has more code points than the maximum.",
+    "lone-surrogate": (
+        "The string holds a UTF-16 surrogate code point (U+D800 to U+DFFF) that is not part of a pair, so it is "
+        "not well-formed Unicode and has no UTF-8 encoding."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class KeyRules:
+    """The length limits of the key type, in code points, read from its JSON Schema."""
+
+    type_name: str
+    min_length: int
+    max_length: int | None
+    description: str
+
+    def problem(self, value: Any) -> str | None:
+        """The reference rule: why `value` is not a valid key, or None when it is."""
+        if not isinstance(value, str):
+            return "not-a-string"
+        length = len(value)  # a Python str is a sequence of code points, as JSON Schema counts
+        if length == 0 and self.min_length > 0:
+            return "empty"
+        if length < self.min_length:
+            return "too-short"
+        if self.max_length is not None and length > self.max_length:
+            return "too-long"
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+            return "lone-surrogate"
+        return None
+
+    @property
+    def problems(self) -> dict[str, str]:
+        """The problems these limits can produce, with their descriptions."""
+        names = ["not-a-string"]
+        if self.min_length > 0:
+            names.append("empty")
+        if self.min_length > 1:
+            names.append("too-short")
+        if self.max_length is not None:
+            names.append("too-long")
+        names.append("lone-surrogate")
+        return {name: KEY_PROBLEMS[name] for name in names}
 
 
 @dataclass(frozen=True)
@@ -171,6 +225,17 @@ class Method:
     source: str
     slug: str
     example: Example | None = None
+    has_twin: bool = False  # the same name also exists with the other kind (request and notification)
+
+    @property
+    def title(self) -> str:
+        """The name readers see: the method name, with its kind when a twin of the other kind exists."""
+        return f"{self.name} ({self.kind})" if self.has_twin else self.name
+
+    @property
+    def page(self) -> str:
+        """The path the docs site serves this entry's page at, relative to the site root."""
+        return paths.served(paths.method_page(self.slug))
 
     @property
     def side(self) -> str:
@@ -225,6 +290,7 @@ class Spec:
     client_timings: tuple[ClientTiming, ...] = ()
     upstream_differences: tuple[UpstreamDifference, ...] = ()  # spec/upstream-differences.yaml, when present
     families: tuple[TypeFamily, ...] = ()  # sorted by name
+    key_rules: KeyRules | None = None  # the IdempotencyKey type's limits, when the spec defines it
 
     def retry_class(self, name: str) -> RetryClass:
         return self._classes_by_name[name]
@@ -238,6 +304,11 @@ class Spec:
     def coded_failures(self) -> tuple[FailureKind, ...]:
         """The failure kinds whose decision depends on the error code (an error response)."""
         return tuple(f for f in self.failure_kinds if f.by_error_code)
+
+    @property
+    def keyed_method(self) -> Method | None:
+        """The first entry with an idempotency key parameter, for examples (session/prompt in ACP v2)."""
+        return next((m for m in self.methods if m.key_param is not None), None)
 
     @property
     def ambiguous_failure(self) -> FailureKind | None:

@@ -23,6 +23,7 @@ REF_PREFIX = "#/$defs/"
 _META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
 NEVER = KNOWN_DECISIONS[-1]
+WITH_KEY = KNOWN_DECISIONS[1]
 ERROR_CODE_TYPE = "ErrorCode"
 
 
@@ -267,7 +268,11 @@ class _Checker:
 
     def _check_key(self, doc: Document, data: dict[str, Any]) -> None:
         key_param = data["retry"].get("keyParam")
-        keyed = data["retry"]["class"] == "keyed"
+        # A class is keyed when one of its decisions depends on a key; no class name is written here.
+        keyed_classes = {c["name"] for c in self.classes_doc.data["classes"] if WITH_KEY in c["decisions"].values()}
+        if data["retry"]["class"] not in {c["name"] for c in self.classes_doc.data["classes"]}:
+            return  # reported as unknown-class; whether it takes a key cannot be told
+        keyed = data["retry"]["class"] in keyed_classes
         if keyed and key_param is None:
             self.error(
                 doc,
@@ -372,11 +377,15 @@ class _Checker:
         self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
 
     # -- the model ------------------------------------------------------------------------------------
+    def _key_rules(self) -> model.KeyRules | None:
+        found = self.types.get(IDEMPOTENCY_KEY_TYPE)
+        return None if found is None else _key_rules_of(found[1])
+
     def build(self) -> model.Spec:
         data = self.classes_doc.data
         failure_order = [f["name"] for f in data["failureKinds"]]
         entries = sorted(self.method_docs, key=lambda d: (d.data["method"], d.data["kind"]))
-        names = [d.data["method"] for d in entries]
+        twins = naming.twins([d.data["method"] for d in entries])
         coded = {f["name"] for f in data["failureKinds"] if f.get("byErrorCode")}
         class_order = [c["name"] for c in data["classes"]]
         table = data.get("errorCodes")
@@ -397,7 +406,7 @@ class _Checker:
                 for c in data["classes"]
             ),
             methods=tuple(
-                _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
+                _with_example(_method(d, has_twin=d.data["method"] in twins), self.examples) for d in entries
             ),
             types=tuple(
                 model.TypeDef(name, model.canonical_json(schema), doc.display)
@@ -417,6 +426,7 @@ class _Checker:
                     key=lambda f: f.name,
                 )
             ),
+            key_rules=self._key_rules(),
             error_rules=tuple(_error_rule(r, class_order) for r in table["codes"]) if table else (),
             other_error=_error_rule(table["otherCodes"], class_order) if table else None,
             client_timings=tuple(
@@ -424,6 +434,15 @@ class _Checker:
                 for t in data.get("clientTimings", [])
             ),
         )
+
+
+def _key_rules_of(schema: dict[str, Any]) -> model.KeyRules:
+    return model.KeyRules(
+        type_name=IDEMPOTENCY_KEY_TYPE,
+        min_length=int(schema.get("minLength", 0)),
+        max_length=int(schema["maxLength"]) if "maxLength" in schema else None,
+        description=" ".join(schema.get("description", "").split()),
+    )
 
 
 def _error_rule(row: dict[str, Any], class_order: list[str]) -> model.ErrorRule:
@@ -462,6 +481,7 @@ def _method(doc: Document, *, has_twin: bool) -> model.Method:
         ),
         source=doc.display,
         slug=naming.method_slug(d["method"], d["kind"], has_twin=has_twin),
+        has_twin=has_twin,
     )
 
 

@@ -8,13 +8,14 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import paths
 from generator.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SPEC_FIXTURES = FIXTURES / "specs"
 INVALID_FIXTURES = FIXTURES / "invalid"
-OUTPUT_DIRS = ("generated", "site/reference")
+OUTPUT_DIRS = paths.MANAGED_ROOTS
 
 
 @dataclass

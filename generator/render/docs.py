@@ -7,10 +7,12 @@ into the page's edit link, so "edit this page" opens the YAML, not the generated
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from .. import paths
 from ..model import DIRECTION_TITLES, Example, Method, Spec
 from ..semantics import REF_PREFIX
 from .flowchart import flowchart
@@ -18,7 +20,6 @@ from .markers import markdown_header
 from .templates import render as render_template
 from .type_examples import type_examples
 
-REFERENCE = "site/reference"
 CLASSES_SOURCE = "spec/retry-classes.yaml"
 # Who answers whom in an example, for the arrow in each step's label.
 COUNTERPART = {"client": "agent", "agent": "client", "proxy": "conductor", "conductor": "proxy"}
@@ -49,21 +50,25 @@ class StepView:
     json: str
 
 
+def render_pages(spec: Spec, rendered: Mapping[str, str]) -> dict[str, str]:
+    """Phase 2 entry point: the docs pages quote no generated code, so they need only the model."""
+    del rendered
+    return render(spec)
+
+
 def render(spec: Spec) -> dict[str, str]:
-    files = {f"{REFERENCE}/retry-classes.md": _table_page(spec)}
+    files = {paths.RETRY_TABLE_PAGE: _table_page(spec)}
     if spec.upstream_differences:
-        files[f"{REFERENCE}/upstream-differences.md"] = _differences_page(spec)
+        files[paths.DIFFERENCES_PAGE] = _differences_page(spec)
     links = type_links(spec)
     files.update(_type_pages(spec, links))
-    names = [m.name for m in spec.methods]
     for method in spec.methods:
-        files[f"{REFERENCE}/methods/{method.slug}.md"] = render_template(
+        files[paths.method_page(method.slug)] = render_template(
             "method.md.j2",
             header=markdown_header(method.source),
             m=method,
             cls=spec.retry_class(method.retry_class),
             spec=spec,
-            twin=names.count(method.name) > 1,
             types=_types_of(spec, method, links),
             steps=_steps(method.example),
         )
@@ -181,10 +186,10 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
     families = [(f, sections[f.name]) for f in spec.families if f.name in sections]
     files = {}
     for family, found in families:
-        files[f"{REFERENCE}/types/{family.name}.md"] = render_template(
+        files[paths.type_page(family.name)] = render_template(
             "types.md.j2", header=markdown_header(family.source), family=family, sections=found
         )
-    files[f"{REFERENCE}/types/index.md"] = render_template(
+    files[paths.TYPES_INDEX_PAGE] = render_template(
         "types-index.md.j2", header=markdown_header("spec/types/"), families=families
     )
     return files

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import paths
 from ..model import ErrorRule, Method, Spec
 from .markers import json_text
 
-POLICY_PATH = "generated/retry-policy.json"
+POLICY_PATH = paths.POLICY
 
 
 def policy(spec: Spec) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def _row(method: Method) -> dict[str, Any]:
         "params": method.params,
         "result": method.result,
         "repeat": method.repeat,
-        "page": f"reference/methods/{method.slug}/",
+        "page": method.page,
     }
     if method.variants:
         row["variantField"] = method.variant_field

@@ -17,6 +17,7 @@ import sys
 import warnings
 from pathlib import Path, PurePosixPath
 
+from .. import paths
 from ..model import Spec
 from . import policy, schema
 from .markers import json_text, markdown_header, python_header
@@ -47,9 +48,9 @@ CLASSIFIERS = (
 )
 # The repository's license file, shipped verbatim in the distribution (a license text carries no generated header).
 LICENSE_FILE = Path(__file__).resolve().parents[2] / "LICENSE"
-BASE = "generated/python"
-PACKAGE = f"{BASE}/acp_v2_schema"
-MODELS = f"{PACKAGE}/models"
+BASE = paths.PYTHON_DIST
+PACKAGE = paths.PYTHON_PACKAGE
+MODELS = paths.PYTHON_MODELS
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"

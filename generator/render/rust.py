@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .. import naming
+from .. import naming, paths
 from ..model import Spec
 from .markers import NOTICE
 from .templates import render as render_template
-from .vectors import MESSAGE_KINDS, key_rules
+from .vectors import MESSAGE_KINDS
 
-RUST_PATH = "generated/rust/retry_policy.rs"
+RUST_PATH = paths.RUST
 RUSTFMT_ARRAY_WIDTH = 60
 
 
@@ -42,7 +42,7 @@ def render(spec: Spec) -> dict[str, str]:
         header=f"// {NOTICE}",
         spec=spec,
         names=names,
-        rules=key_rules(spec),
+        rules=spec.key_rules,
         rs=rust_string,
         inline={enum: _fits_one_line(enum, members) for enum, members in names},
     )

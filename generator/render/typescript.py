@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from itertools import groupby
 
+from .. import paths
 from ..model import Method, Spec
 from .markers import NOTICE
 from .templates import render as render_template
-from .vectors import key_rules
 
-TS_PATH = "generated/typescript/retry-policy.ts"
+TS_PATH = paths.TYPESCRIPT
 
 
 def ts_string(value: str) -> str:
@@ -29,7 +29,7 @@ def render(spec: Spec) -> dict[str, str]:
         header=f"// {NOTICE}",
         spec=spec,
         table=method_groups(spec),
-        rules=key_rules(spec),
+        rules=spec.key_rules,
         ts=ts_string,
     )
     return {TS_PATH: text}

@@ -10,29 +10,15 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
-from ..model import Spec
-from ..semantics import IDEMPOTENCY_KEY_TYPE
+from .. import paths
+from ..model import KeyRules, Spec
 from .markers import NOTICE
 
-CONFORMANCE = "generated/conformance"
-KEY_VECTORS_PATH = f"{CONFORMANCE}/idempotency-key.json"
-DECISIONS_PATH = f"{CONFORMANCE}/retry-decisions.json"
+KEY_VECTORS_PATH = paths.KEY_VECTORS
+DECISIONS_PATH = paths.DECISION_VECTORS
 MESSAGE_KINDS = ("request", "notification")
-
-# Why a value is not a valid key, in the order the validators check. The names are shared by every language.
-KEY_PROBLEMS = {
-    "not-a-string": "The value is not a JSON string (null, a number, a boolean, an array or an object).",
-    "empty": "The string has no code points.",
-    "too-short": "The string has fewer code points than the minimum.",
-    "too-long": "The string has more code points than the maximum.",
-    "lone-surrogate": (
-        "The string holds a UTF-16 surrogate code point (U+D800 to U+DFFF) that is not part of a pair, so it is "
-        "not well-formed Unicode and has no UTF-8 encoding."
-    ),
-}
 
 # What an Agent does with the value when it arrives as the key parameter of a keyed request.
 PARAM_OUTCOMES = {
@@ -53,58 +39,6 @@ LONE_SURROGATE_DECISION = (
     "is the same outcome: the request fails. The JSON Schema alone does not express this rule, so schema "
     "validators accept these values; SDKs must not rely on the schema for it."
 )
-
-
-@dataclass(frozen=True)
-class KeyRules:
-    """The length limits of the key type, in code points, read from its JSON Schema."""
-
-    type_name: str
-    min_length: int
-    max_length: int | None
-    description: str
-
-    def problem(self, value: Any) -> str | None:
-        """The reference rule: why `value` is not a valid key, or None when it is."""
-        if not isinstance(value, str):
-            return "not-a-string"
-        length = len(value)  # a Python str is a sequence of code points, as JSON Schema counts
-        if length == 0 and self.min_length > 0:
-            return "empty"
-        if length < self.min_length:
-            return "too-short"
-        if self.max_length is not None and length > self.max_length:
-            return "too-long"
-        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-            return "lone-surrogate"
-        return None
-
-    @property
-    def problems(self) -> dict[str, str]:
-        """The problems these limits can produce, with their descriptions."""
-        names = ["not-a-string"]
-        if self.min_length > 0:
-            names.append("empty")
-        if self.min_length > 1:
-            names.append("too-short")
-        if self.max_length is not None:
-            names.append("too-long")
-        names.append("lone-surrogate")
-        return {name: KEY_PROBLEMS[name] for name in names}
-
-
-def key_rules(spec: Spec) -> KeyRules | None:
-    """The rules of the idempotency key type, or None for a spec that defines no such type."""
-    found = [t for t in spec.types if t.name == IDEMPOTENCY_KEY_TYPE]
-    if not found:
-        return None
-    schema = found[0].schema
-    return KeyRules(
-        type_name=IDEMPOTENCY_KEY_TYPE,
-        min_length=int(schema.get("minLength", 0)),
-        max_length=int(schema["maxLength"]) if "maxLength" in schema else None,
-        description=" ".join(schema.get("description", "").split()),
-    )
 
 
 # -- idempotency-key.json ---------------------------------------------------------------------------------------
@@ -394,7 +328,7 @@ def _escaped(ch: str) -> str:
 def render(spec: Spec) -> dict[str, str]:
     head, cases = decisions_document(spec)
     files = {DECISIONS_PATH: json_document({**head, "cases": cases}, "cases")}
-    rules = key_rules(spec)
+    rules = spec.key_rules
     if rules is not None:
         files[KEY_VECTORS_PATH] = json_document(key_vectors(spec, rules), "vectors")
     return files

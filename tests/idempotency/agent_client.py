@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from generator import paths
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = ROOT / "generated" / "python"
+PACKAGE_DIR = ROOT / paths.PYTHON_DIST
 
 
 def agent_command(db: Path, *extra: str) -> list[str]:

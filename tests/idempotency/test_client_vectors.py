@@ -13,9 +13,10 @@ import pytest
 from acp_v2_schema.client import ErrorResponse, NoResponse, NotSent, OutcomeUnknown, Resender, SendFailure
 from acp_v2_schema.retry import POLICY, FailureKind
 
+from generator import paths
 from tests.support import ROOT
 
-CASES = json.loads((ROOT / "generated" / "conformance" / "retry-decisions.json").read_text(encoding="utf-8"))["cases"]
+CASES = json.loads((ROOT / paths.DECISION_VECTORS).read_text(encoding="utf-8"))["cases"]
 FAILURES = {FailureKind.NOT_SENT: NotSent, FailureKind.NO_RESPONSE: NoResponse}
 
 

@@ -7,9 +7,11 @@ import json
 import subprocess
 import sys
 
+from generator import paths
+
 from .agent_client import ROOT, agent_command, environment
 
-TRACES = json.loads((ROOT / "generated" / "conformance" / "idempotency-traces.json").read_text(encoding="utf-8"))
+TRACES = json.loads((ROOT / paths.TRACES).read_text(encoding="utf-8"))
 
 
 def run_conformance(tmp_path, *extra: str) -> subprocess.CompletedProcess[str]:

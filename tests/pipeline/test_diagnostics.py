@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from generator import paths
 from tests.regen import BASE_CASE
 from tests.support import INVALID_FIXTURES, apply_overlay, make_project, run_generator, tree
 
@@ -22,7 +23,7 @@ def test_there_are_enough_invalid_fixtures() -> None:
 def test_invalid_spec_is_reported_and_nothing_is_written(case: str, tmp_path: Path) -> None:
     root = make_project(tmp_path, BASE_CASE)
     # sentinel outputs stand in for a previous generation: they must survive a failed run byte for byte
-    for rel in ("generated/retry-policy.json", "site/reference/retry-classes.md"):
+    for rel in (paths.POLICY, paths.RETRY_TABLE_PAGE):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(f"previous content of {rel}\n")
     before = tree(root)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from generator import paths
 from tests.support import ROOT
 
 SCRIPT = """
@@ -33,7 +34,7 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT / "generated/python")],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT / paths.PYTHON_DIST)],
         check=True,
         capture_output=True,
         cwd=tmp_path,
@@ -52,7 +53,7 @@ def test_wheel_and_sdist_carry_the_license_and_metadata(tmp_path: Path) -> None:
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "hatchling>=1.27"]
     subprocess.run(pip, check=True, capture_output=True, cwd=tmp_path)
     source = tmp_path / "src"
-    shutil.copytree(ROOT / "generated/python", source)
+    shutil.copytree(ROOT / paths.PYTHON_DIST, source)
     build = [python, "-m", "hatchling", "build", "-d", str(tmp_path / "dist")]
     subprocess.run(build, check=True, capture_output=True, cwd=source)
     license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")

@@ -21,8 +21,10 @@ from acp_v2_schema.retry import (
     retry_class,
 )
 
+from generator import paths
+
 ROOT = Path(__file__).resolve().parents[2]
-POLICY_JSON = json.loads((ROOT / "generated" / "retry-policy.json").read_text())
+POLICY_JSON = json.loads((ROOT / paths.POLICY).read_text())
 
 
 def _expected(decision: str, has_key: bool, allow: bool) -> bool:

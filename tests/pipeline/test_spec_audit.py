@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from generator import paths
+
 ROOT = Path(__file__).resolve().parents[2]
 # (method, kind) -> class, from the method audit (26 requests, 7 notifications)
 AUDIT = {
@@ -51,7 +53,7 @@ AUDIT = {
 
 
 def test_policy_has_every_audited_entry_with_its_class() -> None:
-    policy = json.loads((ROOT / "generated/retry-policy.json").read_text())
+    policy = json.loads((ROOT / paths.POLICY).read_text())
     got = {(r["method"], r["kind"]): r["class"] for r in policy["methods"]}
     assert got == AUDIT
     prompt = next(r for r in policy["methods"] if r["method"] == "session/prompt")
@@ -59,7 +61,7 @@ def test_policy_has_every_audited_entry_with_its_class() -> None:
 
 
 def test_session_update_variants() -> None:
-    policy = json.loads((ROOT / "generated/retry-policy.json").read_text())
+    policy = json.loads((ROOT / paths.POLICY).read_text())
     update = next(r for r in policy["methods"] if r["method"] == "session/update")
     variants = {v["name"]: v for v in update["variants"]}
     assert len(variants) == 23
@@ -72,17 +74,17 @@ def test_session_update_variants() -> None:
 def test_every_entry_has_a_page_and_schemas_pass_the_meta_schema() -> None:
     from jsonschema import Draft202012Validator
 
-    policy = json.loads((ROOT / "generated/retry-policy.json").read_text())
+    policy = json.loads((ROOT / paths.POLICY).read_text())
     for row in policy["methods"]:
         page = ROOT / "site" / (row["page"].rstrip("/") + ".md")
         assert page.is_file(), page
         assert row["class"] in page.read_text()
-    for name in ("schema.json", "schema.unstable.json"):
-        Draft202012Validator.check_schema(json.loads((ROOT / "generated/schema" / name).read_text()))
+    for path in (paths.SCHEMA_STABLE, paths.SCHEMA_UNSTABLE):
+        Draft202012Validator.check_schema(json.loads((ROOT / path).read_text()))
 
 
 def test_unstable_bundle_marks_method_types() -> None:
-    bundle = json.loads((ROOT / "generated/schema/schema.unstable.json").read_text())
+    bundle = json.loads((ROOT / paths.SCHEMA_UNSTABLE).read_text())
     prompt = bundle["$defs"]["PromptRequest"]
     assert (prompt["x-method"], prompt["x-side"], prompt["x-retry-class"]) == ("session/prompt", "agent", "keyed")
     assert bundle["$comment"].startswith("@generated")

@@ -8,6 +8,7 @@ import re
 
 from jsonschema import Draft202012Validator
 
+from generator import paths
 from generator.pipeline import load_spec
 from generator.render.docs import render as render_docs
 from tests.support import ROOT
@@ -32,7 +33,7 @@ def test_families_carry_their_display_names() -> None:
     titles = {f.name: f.title for f in SPEC.families}
     assert titles["jsonrpc"] == "JSON-RPC" and titles["mcp"] == "MCP"
     for family in SPEC.families:
-        text = PAGES[f"site/reference/types/{family.name}.md"]
+        text = PAGES[paths.type_page(family.name)]
         assert f'title: "{family.title} types"' in text
         assert f"\n# {family.title} types\n" in text
 

@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
+from generator import paths
 from generator.render.rust import rust_string
 from tests.support import ROOT
 
 HERE = Path(__file__).resolve().parent
-CONFORMANCE = ROOT / "generated" / "conformance"
-TS_SOURCE = ROOT / "generated" / "typescript" / "retry-policy.ts"
-RUST_SOURCE = ROOT / "generated" / "rust" / "retry_policy.rs"
+CONFORMANCE = ROOT / paths.CONFORMANCE
+TS_SOURCE = ROOT / paths.TYPESCRIPT
+RUST_SOURCE = ROOT / paths.RUST
 TSC = ROOT / "tools" / "typescript" / "node_modules" / ".bin" / "tsc"
 # Stricter than --strict alone: generated code must also be clean for SDKs that turn these on.
 TSC_FLAGS = (

@@ -13,11 +13,13 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from generator import paths
+
 from .conftest import ROOT, SCREENSHOTS
 
 pytestmark = pytest.mark.slow
 
-POLICY = json.loads((ROOT / "generated" / "retry-policy.json").read_text(encoding="utf-8"))
+POLICY = json.loads((ROOT / paths.POLICY).read_text(encoding="utf-8"))
 ENTRIES = POLICY["methods"]
 
 
