@@ -17,6 +17,7 @@ from ..model import DIRECTION_TITLES, Example, Method, Spec
 from ..semantics import REF_PREFIX
 from .flowchart import flowchart
 from .markers import markdown_header
+from .templates import METHOD_PAGE_TEMPLATE, TYPE_PAGE_TEMPLATE
 from .templates import render as render_template
 from .type_examples import type_examples
 
@@ -64,7 +65,7 @@ def render(spec: Spec) -> dict[str, str]:
     files.update(_type_pages(spec, links))
     for method in spec.methods:
         files[paths.method_page(method.slug)] = render_template(
-            "method.md.j2",
+            METHOD_PAGE_TEMPLATE,
             header=markdown_header(method.source),
             m=method,
             cls=spec.retry_class(method.retry_class),
@@ -83,7 +84,7 @@ def _table_page(spec: Spec) -> str:
     groups = [(title, rows) for title, rows in groups if rows]
     groups.append(("Notifications", [m for m in spec.methods if m.kind == "notification"]))
     return render_template(
-        "retry-classes.md.j2",
+        paths.RETRY_TABLE_PAGE + ".j2",
         header=markdown_header("spec/"),
         source=CLASSES_SOURCE,
         spec=spec,
@@ -99,7 +100,7 @@ def _differences_page(spec: Spec) -> str:
 
     source = "spec/upstream-differences.yaml"
     return render_template(
-        "upstream-differences.md.j2",
+        paths.DIFFERENCES_PAGE + ".j2",
         header=markdown_header(source),
         source=source,
         upstream_package=UPSTREAM_PACKAGE,
@@ -187,10 +188,10 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
     files = {}
     for family, found in families:
         files[paths.type_page(family.name)] = render_template(
-            "types.md.j2", header=markdown_header(family.source), family=family, sections=found
+            TYPE_PAGE_TEMPLATE, header=markdown_header(family.source), family=family, sections=found
         )
     files[paths.TYPES_INDEX_PAGE] = render_template(
-        "types-index.md.j2", header=markdown_header("spec/types/"), families=families
+        paths.TYPES_INDEX_PAGE + ".j2", header=markdown_header("spec/types/"), families=families
     )
     return files
 

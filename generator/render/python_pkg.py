@@ -22,7 +22,7 @@ from ..model import Spec
 from . import policy, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
-from .templates import render as render_template
+from .templates import render_output
 
 PACKAGE_VERSION = "0.1.0"
 AUTHORS = "The ACP v2 retry toolchain contributors"
@@ -61,8 +61,8 @@ _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 def render(spec: Spec) -> dict[str, str]:
     header = python_header()
     files = {
-        f"{BASE}/pyproject.toml": render_template(
-            "pyproject.toml.j2",
+        f"{BASE}/pyproject.toml": render_output(
+            f"{BASE}/pyproject.toml",
             header=header,
             version=PACKAGE_VERSION,
             authors=AUTHORS,
@@ -70,12 +70,12 @@ def render(spec: Spec) -> dict[str, str]:
             urls=PROJECT_URLS,
         ),
         f"{BASE}/LICENSE": LICENSE_FILE.read_text(encoding="utf-8"),
-        f"{BASE}/README.md": render_template(
-            "README.md.j2", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
+        f"{BASE}/README.md": render_output(
+            f"{BASE}/README.md", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
         ),
         f"{PACKAGE}/py.typed": "",
-        f"{PACKAGE}/__init__.py": render_template("__init__.py.j2", header=header, version=PACKAGE_VERSION),
-        f"{PACKAGE}/retry.py": render_template("retry.py.j2", header=header, spec=spec),
+        f"{PACKAGE}/__init__.py": render_output(f"{PACKAGE}/__init__.py", header=header, version=PACKAGE_VERSION),
+        paths.PYTHON_RETRY: render_output(paths.PYTHON_RETRY, header=header, spec=spec),
         f"{PACKAGE}/data/schema.json": json_text(schema.bundle(spec, unstable=False)),
         f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
         f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
@@ -110,8 +110,8 @@ def models_files(spec: Spec) -> dict[str, str]:
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)
-    files[f"{MODELS}/__init__.py"] = render_template(
-        "models_init.py.j2",
+    files[f"{MODELS}/__init__.py"] = render_output(
+        f"{MODELS}/__init__.py",
         header=python_header(),
         owners=dict(sorted(owners.items())),
         families=dict(sorted(names_by_family.items())),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import naming, paths
 from ..model import Spec
 from .markers import NOTICE
-from .templates import render as render_template
+from .templates import render_output
 from .vectors import MESSAGE_KINDS
 
 RUST_PATH = paths.RUST
@@ -37,8 +37,8 @@ def render(spec: Spec) -> dict[str, str]:
         ("Decision", [d.name for d in spec.decisions]),
         ("MessageKind", list(MESSAGE_KINDS)),
     ]
-    text = render_template(
-        "retry_policy.rs.j2",
+    text = render_output(
+        RUST_PATH,
         header=f"// {NOTICE}",
         spec=spec,
         names=names,

@@ -14,7 +14,7 @@ from .. import paths
 from ..model import Spec
 from . import rust, typescript, vectors
 from .markers import markdown_header
-from .templates import render as render_template
+from .templates import render_output
 
 PAGE_PATH = paths.SDK_TABLES_PAGE
 SOURCE = "spec/retry-classes.yaml"
@@ -36,8 +36,8 @@ def render_page(spec: Spec, rendered: Mapping[str, str]) -> dict[str, str]:
         "Python": ("python", rendered[paths.PYTHON_RETRY], "#"),
     }
     rules = spec.key_rules
-    files[PAGE_PATH] = render_template(
-        "sdk-tables.md.j2",
+    files[PAGE_PATH] = render_output(
+        PAGE_PATH,
         header=markdown_header(SOURCE),
         source=SOURCE,
         spec=spec,

@@ -8,7 +8,7 @@ from itertools import groupby
 from .. import paths
 from ..model import Method, Spec
 from .markers import NOTICE
-from .templates import render as render_template
+from .templates import render_output
 
 TS_PATH = paths.TYPESCRIPT
 
@@ -24,8 +24,8 @@ def method_groups(spec: Spec) -> list[tuple[str, list[Method]]]:
 
 
 def render(spec: Spec) -> dict[str, str]:
-    text = render_template(
-        "retry-policy.ts.j2",
+    text = render_output(
+        TS_PATH,
         header=f"// {NOTICE}",
         spec=spec,
         table=method_groups(spec),
