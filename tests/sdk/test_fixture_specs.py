@@ -11,9 +11,9 @@ import pytest
 from generator.pipeline import load_spec
 from generator.render import rust, sdk, typescript, vectors
 from tests.sdk.conftest import RUST_EDITION, TSC, TSC_FLAGS, require_tool, run
-from tests.support import SPEC_FIXTURES, make_project
+from tests.support import SPEC_FIXTURES, fixture_cases, make_project
 
-CASES = sorted(p.name for p in SPEC_FIXTURES.iterdir() if p.is_dir())
+CASES = fixture_cases(SPEC_FIXTURES)
 
 
 @pytest.fixture(scope="module")
