@@ -22,7 +22,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, st
     out = {}
     for case in CASES:
         root = make_project(tmp_path_factory.mktemp(case), case)
-        out[case] = sdk.render(load_spec(root / "spec", root))
+        out[case] = sdk.render_code(load_spec(root / "spec", root))
     return out
 
 
