@@ -28,18 +28,33 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
+from generator import paths
+
 MERMAID_VERSION = "11.17.2"
 # The `integrity` of mermaid@11.17.2 as the npm registry publishes it.
 MERMAID_INTEGRITY = "sha512-V6K3C8EBdEsPFZXSKMJe6ppQOENxuHARr9GvHX4hh47lAbhMRD9qf4oEK7LoaRQxULMa80/qt5gHO73aCleBBg=="
 MERMAID_URI = "javascripts/mermaid.min.js"
-METHODS_DIR = "reference/methods/"
+METHODS_DIR = paths.docs_relative(paths.METHODS_DIR) + "/"
 METHODS_TITLE = "Methods"
-TYPES_DIR = "reference/types/"
+TYPES_DIR = paths.docs_relative(paths.TYPES_DIR) + "/"
 TYPES_TITLE = "Types"
+RETRY_TABLE = paths.docs_relative(paths.RETRY_TABLE_PAGE)
 
 
 def _root(config: MkDocsConfig) -> Path:
     return Path(config.config_file_path).resolve().parent
+
+
+# -- banner -----------------------------------------------------------------------------------------------
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Fill the banner's version and pinned-schema link from the generator, where each is written once."""
+    from generator.audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION
+    from generator.render.python_pkg import PACKAGE_VERSION
+
+    config.extra["spec_version"] = PACKAGE_VERSION
+    config.extra["pinned_schema_name"] = f"{UPSTREAM_PACKAGE} {UPSTREAM_VERSION}"
+    config.extra["pinned_schema"] = f"https://www.npmjs.com/package/{UPSTREAM_PACKAGE}/v/{UPSTREAM_VERSION}"
+    return config
 
 
 # -- mermaid ----------------------------------------------------------------------------------------------
@@ -88,7 +103,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 # -- navigation -------------------------------------------------------------------------------------------
 def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
     """Add Methods and Types sections, holding every generated method and type page, after the retry table."""
-    table = next((p for p in nav.pages if p.file.src_uri == "reference/retry-classes.md"), None)
+    table = next((p for p in nav.pages if p.file.src_uri == RETRY_TABLE), None)
     for title, prefix in ((METHODS_TITLE, METHODS_DIR), (TYPES_TITLE, TYPES_DIR)):
         pages = [f.page for f in files.documentation_pages() if f.src_uri.startswith(prefix) and f.page]
         if not pages:

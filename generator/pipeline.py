@@ -9,11 +9,12 @@ from .conformance import load_traces
 from .diagnostics import Diagnostic, Location, SpecError, display_path
 from .diff.accepted import check_accepted
 from .loader import Document, load_document
-from .model import Spec
+from .model import Spec, UpstreamDifference
 from .semantics import check_and_build
 from .structure import check_structure
 
 CLASSES_FILE = "retry-classes.yaml"
+DIFFERENCES_FILE = "upstream-differences.yaml"
 META_DIR = "meta"
 
 
@@ -74,4 +75,22 @@ def load_spec(spec_dir: Path, root: Path) -> Spec:
     if diagnostics or spec is None:
         raise SpecError(diagnostics)
     # Traces are checked against the finished model (every method they send must exist).
-    return dataclasses.replace(spec, traces_json=load_traces(spec_dir, root, spec))
+    spec = dataclasses.replace(spec, traces_json=load_traces(spec_dir, root, spec))
+    return dataclasses.replace(spec, upstream_differences=_upstream_differences(spec_dir / DIFFERENCES_FILE, root))
+
+
+def _upstream_differences(path: Path, root: Path) -> tuple[UpstreamDifference, ...]:
+    """The listed differences from the published ACP schema, for the docs page (the audit checks the list)."""
+    if not path.is_file():
+        return ()
+    diagnostics: list[Diagnostic] = []
+    doc = load_document(path, root, diagnostics)
+    items = doc.data.get("differences") if doc is not None and isinstance(doc.data, dict) else None
+    ok = isinstance(items, list) and all(
+        isinstance(i, dict) and isinstance(i.get("difference"), str) and isinstance(i.get("reason"), str) for i in items
+    )
+    if diagnostics or not ok:
+        where = Location(display_path(path, root))
+        message = "must hold `differences`: a list of {difference, reason} strings"
+        raise SpecError([*diagnostics, Diagnostic(where, "bad-upstream-differences", message)])
+    return tuple(UpstreamDifference(i["difference"], " ".join(i["reason"].split())) for i in items)
