@@ -22,6 +22,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
+from generator import paths
 from generator.fetch import FetchError, NpmPackage, fetch_members
 
 # The `integrity` is the one the npm registry publishes for this release.
@@ -32,14 +33,27 @@ MERMAID = NpmPackage(
 )
 MERMAID_MEMBER = "package/dist/mermaid.min.js"
 MERMAID_URI = "javascripts/mermaid.min.js"
-METHODS_DIR = "reference/methods/"
+METHODS_DIR = paths.docs_relative(paths.METHODS_DIR) + "/"
 METHODS_TITLE = "Methods"
-TYPES_DIR = "reference/types/"
+TYPES_DIR = paths.docs_relative(paths.TYPES_DIR) + "/"
 TYPES_TITLE = "Types"
+RETRY_TABLE = paths.docs_relative(paths.RETRY_TABLE_PAGE)
 
 
 def _root(config: MkDocsConfig) -> Path:
     return Path(config.config_file_path).resolve().parent
+
+
+# -- banner -----------------------------------------------------------------------------------------------
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Fill the banner's version and pinned-schema link from the generator, where each is written once."""
+    from generator.audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION
+    from generator.render.python_pkg import PACKAGE_VERSION
+
+    config.extra["spec_version"] = PACKAGE_VERSION
+    config.extra["pinned_schema_name"] = f"{UPSTREAM_PACKAGE} {UPSTREAM_VERSION}"
+    config.extra["pinned_schema"] = f"https://www.npmjs.com/package/{UPSTREAM_PACKAGE}/v/{UPSTREAM_VERSION}"
+    return config
 
 
 # -- mermaid ----------------------------------------------------------------------------------------------
@@ -73,7 +87,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 # -- navigation -------------------------------------------------------------------------------------------
 def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
     """Add Methods and Types sections, holding every generated method and type page, after the retry table."""
-    table = next((p for p in nav.pages if p.file.src_uri == "reference/retry-classes.md"), None)
+    table = next((p for p in nav.pages if p.file.src_uri == RETRY_TABLE), None)
     for title, prefix in ((METHODS_TITLE, METHODS_DIR), (TYPES_TITLE, TYPES_DIR)):
         pages = [f.page for f in files.documentation_pages() if f.src_uri.startswith(prefix) and f.page]
         if not pages:

@@ -67,7 +67,7 @@ class Listed:
 
 def listed_in(spec: Any) -> list[Listed]:
     """The deliberate differences of spec/upstream-differences.yaml, as the model holds them."""
-    return [Listed(difference, reason) for difference, reason in spec.upstream_differences]
+    return [Listed(item.difference, item.reason) for item in spec.upstream_differences]
 
 
 @dataclass(frozen=True)

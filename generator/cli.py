@@ -14,16 +14,59 @@ from pathlib import Path
 EXIT_OK, EXIT_DRIFT, EXIT_ERROR = 0, 1, 2
 
 
+# Each command: its one-line summary (the overview) and what its own --help adds (what it reads and writes, and
+# its exit statuses).
+COMMANDS = (
+    (
+        "generate",
+        "validate the spec and write every generated file",
+        "Reads spec/, checks its structure and meaning, and writes generated/ and site/reference/ (atomically:"
+        " nothing changes when the spec has an error). Prints one summary line: how many files, from how many"
+        " method entries, and which output roots changed. Skips the work when no input changed since the last"
+        " run, unless --force. Exit status: 0 written or up to date, 2 spec error (every problem is printed as"
+        " file:line:col: error[CODE]: message).",
+    ),
+    (
+        "check",
+        "validate the spec and report generated files that are out of date",
+        "Renders everything in memory and compares it with generated/ and site/reference/. Prints a summary"
+        " line when they match; otherwise names each missing, changed and extra file and the command that fixes"
+        " it. Writes nothing. Exit status: 0 up to date, 1 drift, 2 spec error.",
+    ),
+    (
+        "validate",
+        "only validate the spec",
+        "Checks the spec's structure (the meta-schemas in spec/meta/) and its meaning (classes, keys, types,"
+        " examples, error codes) and prints a summary line. Writes nothing. Exit status: 0 valid, 2 spec error.",
+    ),
+    (
+        "audit",
+        "compare the spec with a published ACP schema (default: the pinned npm release)",
+        "Compares the spec's methods and wire types with the schema ACP publishes and prints one line per"
+        " difference, marked listed or NOT LISTED against spec/upstream-differences.yaml, then a summary line."
+        " Exit status: 0 every difference listed and every listing still true, 1 otherwise, 2 usage error.",
+    ),
+)
+EPILOG = """examples:
+  python -m generator generate          write generated/ and site/reference/ from spec/
+  python -m generator check             CI: exit 1 and name the files when they are out of date
+  python -m generator validate --spec other/spec
+  python -m generator audit             compare with the pinned published schema
+
+exit status: 0 success, 1 drift (check) or unlisted differences (audit), 2 spec or usage error."""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (
-        ("generate", "validate the spec and write every generated file"),
-        ("check", "validate the spec and report generated files that are out of date"),
-        ("validate", "only validate the spec"),
-        ("audit", "compare the spec with a published ACP schema (default: the pinned npm release)"),
-    ):
-        cmd = sub.add_parser(name, help=text, description=text)
+    parser = argparse.ArgumentParser(
+        prog="python -m generator",
+        description="The ACP v2 retry-class toolchain: turns the YAML spec in spec/ into schemas, packages, "
+        "tables, test vectors and docs.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, summary, details in COMMANDS:
+        cmd = sub.add_parser(name, help=summary, description=f"{summary[0].upper()}{summary[1:]}. {details}")
         cmd.add_argument("--root", type=Path, default=Path(), help="project root (default: .)")
         cmd.add_argument("--spec", type=Path, default=None, help="spec directory (default: ROOT/spec)")
         if name == "generate":

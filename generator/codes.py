@@ -67,6 +67,11 @@ _TABLE: tuple[Code, ...] = (
     Code("unknown-decision", "vocabulary", "a decision the generators do not understand, or one not declared"),
     Code("missing-decision", "vocabulary", "a class gives no decision for some failure kind"),
     Code("unknown-failure-kind", "vocabulary", "a class gives a decision for a failure kind that is not declared"),
+    Code("decided-by-error-code", "vocabulary", "a class decides a failure kind that the error-code table decides"),
+    Code("missing-error-codes", "vocabulary", "a failure kind is decided by error code, but errorCodes is missing"),
+    Code("duplicate-error-code", "vocabulary", "the error-code table has two rows for one code"),
+    Code("resend-cannot-help", "vocabulary", "a code a resend cannot help has a class that does not decide never"),
+    Code("error-code-mismatch", "vocabulary", "the error-code table does not list exactly the ErrorCode type's codes"),
     # -- types
     Code("duplicate-type", "types", "two type files define the same type name"),
     Code("invalid-type-schema", "types", "a type is not valid JSON Schema 2020-12"),

@@ -44,10 +44,9 @@ def check_examples(
     error: ErrorSink,
 ) -> dict[str, model.Example]:
     """Check every example; return the valid ones by method slug. Problems go to `error`."""
-    names = [d.data["method"] for d in method_docs]
+    twins = naming.twins([d.data["method"] for d in method_docs])
     by_slug = {
-        naming.method_slug(d.data["method"], d.data["kind"], has_twin=names.count(d.data["method"]) > 1): d
-        for d in method_docs
+        naming.method_slug(d.data["method"], d.data["kind"], has_twin=d.data["method"] in twins): d for d in method_docs
     }
     validators = _Types(types)
     examples: dict[str, model.Example] = {}

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from . import naming
 from .loader import DataPath, Document
-from .render import protocol
 
 if TYPE_CHECKING:
     from .semantics import Checker
@@ -116,18 +115,15 @@ def check(checker: Checker) -> None:
 
 
 def _check_error_titles(checker: Checker) -> None:
-    """The titled error codes of the ErrorCode type become members of one Python enum."""
-    found = checker.types.get(protocol.ERROR_CODE_TYPE)
-    if found is None or protocol.ERROR_CODE_TYPE in checker.bad_types:
-        return
-    doc, schema = found
-    branches = schema.get("anyOf")
-    if not isinstance(branches, list):
+    """The titled rows of the error-code table (spec/retry-classes.yaml) become members of one Python enum."""
+    table = checker.classes_doc.data.get("errorCodes")
+    rows = table.get("codes") if isinstance(table, dict) else None
+    if not isinstance(rows, list):
         return
     titles = [
-        Name(b["title"], doc, ("types", protocol.ERROR_CODE_TYPE, "anyOf", i, "title"))
-        for i, b in enumerate(branches)
-        if isinstance(b, dict) and "const" in b and isinstance(b.get("title"), str)
+        Name(row["title"], checker.classes_doc, ("errorCodes", "codes", i, "title"))
+        for i, row in enumerate(rows)
+        if isinstance(row, dict) and "code" in row and isinstance(row.get("title"), str)
     ]
     _check_group(checker, titles, ERROR_CODE_MEMBER, "error code titles", same_text=True)
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import re
 
 
+def twins(names: list[str]) -> set[str]:
+    """The method names that occur more than once (a request and a notification form): the one twin rule."""
+    return {name for name in names if names.count(name) > 1}
+
+
 def method_slug(method: str, kind: str, *, has_twin: bool) -> str:
     """The page and file slug of a (method, kind) entry.
 

@@ -24,6 +24,9 @@ REF_PREFIX = "#/$defs/"
 # Checks a type against the JSON Schema 2020-12 meta-schema, reporting every problem (check_schema stops at one).
 _META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
+NEVER = KNOWN_DECISIONS[-1]
+WITH_KEY = KNOWN_DECISIONS[1]
+ERROR_CODE_TYPE = "ErrorCode"
 
 
 class Checker:
@@ -40,7 +43,8 @@ class Checker:
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
         self.bad_types: set[str] = set()  # types that are not valid JSON Schema: checks that read them skip them
         self.traces_json: str | None = None  # set by the conformance kind's check
-        self.differences: tuple[tuple[str, str], ...] = ()  # set by the upstream-differences kind's check
+        self.differences: tuple[model.UpstreamDifference, ...] = ()  # set by the upstream-differences kind's check
+        self.error_codes_listed: set[int] | None = None
 
     def error(self, doc: Document, path: DataPath, code: str, message: str, *, key: bool = False) -> None:
         self.diagnostics.append(Diagnostic(doc.locate(path, key=key), code, message))
@@ -61,9 +65,20 @@ class Checker:
                     f"{decision['name']!r} is not a decision the generators understand; "
                     f"use one of {', '.join(KNOWN_DECISIONS)}",
                 )
+        coded = [f["name"] for f in data["failureKinds"] if f.get("byErrorCode")]
         for i, cls in enumerate(data["classes"]):
             given = cls["decisions"]
             for failure in failures:
+                if failure in coded:
+                    if failure in given:
+                        self.error(
+                            doc,
+                            ("classes", i, "decisions", failure),
+                            "decided-by-error-code",
+                            f"{failure!r} is decided per error code (errorCodes), not by the class",
+                            key=True,
+                        )
+                    continue
                 if failure not in given:
                     self.error(
                         doc,
@@ -87,6 +102,83 @@ class Checker:
                         "unknown-decision",
                         f"{decision!r} is not a decision; known: {', '.join(sorted(decisions))}",
                     )
+
+        self._check_error_codes(coded, decisions)
+
+    def _check_error_codes(self, coded: list[str], decisions: set[str]) -> None:
+        """Each error-code row gives a known decision for every class; a code that cannot succeed says never."""
+        doc, data = self.classes_doc, self.classes_doc.data
+        table = data.get("errorCodes")
+        if table is None:
+            if coded:
+                self.error(
+                    doc,
+                    ("failureKinds",),
+                    "missing-error-codes",
+                    f"failure kind {coded[0]!r} is decided by error code, but there is no errorCodes table",
+                )
+            return
+        classes = [c["name"] for c in data["classes"]]
+        rows = [(("errorCodes", "codes", i), row) for i, row in enumerate(table["codes"])]
+        rows.append((("errorCodes", "otherCodes"), table["otherCodes"]))
+        seen: set[int] = set()
+        for path, row in rows:
+            if "code" in row:
+                if row["code"] in seen:
+                    self.error(doc, (*path, "code"), "duplicate-error-code", f"code {row['code']} has two rows")
+                seen.add(row["code"])
+            given = row["decisions"]
+            for name in classes:
+                if name not in given:
+                    self.error(
+                        doc,
+                        (*path, "decisions"),
+                        "missing-decision",
+                        f"{row['title']!r} gives no decision for {name!r}",
+                    )
+            for name, decision in given.items():
+                if name not in classes:
+                    self.error(
+                        doc,
+                        (*path, "decisions", name),
+                        "unknown-class",
+                        f"{name!r} is not a retry class; known: {', '.join(classes)}",
+                        key=True,
+                    )
+                elif decision not in decisions:
+                    self.error(
+                        doc,
+                        (*path, "decisions", name),
+                        "unknown-decision",
+                        f"{decision!r} is not a decision; known: {', '.join(sorted(decisions))}",
+                    )
+                elif not row["resendHelps"] and decision != NEVER:
+                    self.error(
+                        doc,
+                        (*path, "decisions", name),
+                        "resend-cannot-help",
+                        f"{row['title']!r} says a resend cannot help, so every class must decide {NEVER!r}",
+                    )
+        self.error_codes_listed = seen
+
+    def _check_error_code_type(self) -> None:
+        """The errorCodes table has a row for exactly the codes of the ErrorCode type."""
+        listed = self.error_codes_listed
+        if listed is None or ERROR_CODE_TYPE not in self.types:
+            return
+        schema = self.types[ERROR_CODE_TYPE][1]
+        defined = {o["const"] for o in schema.get("anyOf", []) if isinstance(o, dict) and "const" in o}
+        if defined != listed:
+            missing = sorted(defined - listed)
+            extra = sorted(listed - defined)
+            self.error(
+                self.classes_doc,
+                ("errorCodes", "codes"),
+                "error-code-mismatch",
+                f"errorCodes must list exactly the codes of the {ERROR_CODE_TYPE} type"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; not in the type {extra}" if extra else ""),
+            )
 
     def _unique_names(self, doc: Document, section: str, items: list[dict[str, Any]]) -> None:
         seen: dict[str, int] = {}
@@ -152,6 +244,7 @@ class Checker:
                         self.error(doc, ("types", name, envelopes.ENVELOPE), "unknown-type", message)
         self._check_ref_cycles()
         self._check_retry_class_type()
+        self._check_error_code_type()
         self._spread_unsound()
 
     def _spread_unsound(self) -> None:
@@ -243,7 +336,11 @@ class Checker:
 
     def _check_key(self, doc: Document, data: dict[str, Any]) -> None:
         key_param = data["retry"].get("keyParam")
-        keyed = data["retry"]["class"] == "keyed"
+        # A class is keyed when one of its decisions depends on a key; no class name is written here.
+        keyed_classes = {c["name"] for c in self.classes_doc.data["classes"] if WITH_KEY in c["decisions"].values()}
+        if data["retry"]["class"] not in {c["name"] for c in self.classes_doc.data["classes"]}:
+            return  # reported as unknown-class; whether it takes a key cannot be told
+        keyed = data["retry"]["class"] in keyed_classes
         if keyed and key_param is None:
             self.error(
                 doc,
@@ -351,15 +448,20 @@ class Checker:
         self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
 
     # -- the model ------------------------------------------------------------------------------------
+    def _key_rules(self) -> model.KeyRules | None:
+        found = self.types.get(IDEMPOTENCY_KEY_TYPE)
+        return None if found is None else _key_rules_of(found[1])
+
     def build(self) -> model.Spec:
         data = self.classes_doc.data
         failure_order = [f["name"] for f in data["failureKinds"]]
         entries = sorted(self.method_docs, key=lambda d: (d.data["method"], d.data["kind"]))
-        names = [d.data["method"] for d in entries]
+        twins = naming.twins([d.data["method"] for d in entries])
+        coded = {f["name"] for f in data["failureKinds"] if f.get("byErrorCode")}
+        class_order = [c["name"] for c in data["classes"]]
+        table = data.get("errorCodes")
         all_schemas = {name: schema for name, (_, schema) in self.types.items()}
-        methods = tuple(
-            _with_example(_method(d, has_twin=names.count(d.data["method"]) > 1), self.examples) for d in entries
-        )
+        methods = tuple(_with_example(_method(d, has_twin=d.data["method"] in twins), self.examples) for d in entries)
 
         def derived(schema: dict[str, Any]) -> str:
             # Every tagged union is open (ACP v2), and envelopes list their methods' types: both derived here.
@@ -368,7 +470,8 @@ class Checker:
 
         return model.Spec(
             failure_kinds=tuple(
-                model.FailureKind(f["name"], f["title"], f["description"]) for f in data["failureKinds"]
+                model.FailureKind(f["name"], f["title"], f["description"], bool(f.get("byErrorCode")))
+                for f in data["failureKinds"]
             ),
             decisions=tuple(model.Decision(d["name"], d["description"]) for d in data["decisions"]),
             classes=tuple(
@@ -377,7 +480,7 @@ class Checker:
                     c["title"],
                     c["summary"],
                     c["meaning"],
-                    tuple((f, c["decisions"][f]) for f in failure_order),
+                    tuple((f, c["decisions"][f]) for f in failure_order if f not in coded),
                 )
                 for c in data["classes"]
             ),
@@ -385,7 +488,47 @@ class Checker:
             types=tuple(
                 model.TypeDef(name, derived(schema), doc.display) for name, (doc, schema) in sorted(self.types.items())
             ),
+            families=tuple(
+                sorted(
+                    (
+                        model.TypeFamily(
+                            doc.path.stem,
+                            doc.data.get("title", doc.path.stem.capitalize()),
+                            " ".join(doc.data.get("description", "").split()),
+                            doc.display,
+                        )
+                        for doc in self.type_docs
+                    ),
+                    key=lambda f: f.name,
+                )
+            ),
+            key_rules=self._key_rules(),
+            error_rules=tuple(_error_rule(r, class_order) for r in table["codes"]) if table else (),
+            other_error=_error_rule(table["otherCodes"], class_order) if table else None,
+            client_timings=tuple(
+                model.ClientTiming(t["name"], t["title"], t["seconds"], " ".join(t["rule"].split()))
+                for t in data.get("clientTimings", [])
+            ),
         )
+
+
+def _key_rules_of(schema: dict[str, Any]) -> model.KeyRules:
+    return model.KeyRules(
+        type_name=IDEMPOTENCY_KEY_TYPE,
+        min_length=int(schema.get("minLength", 0)),
+        max_length=int(schema["maxLength"]) if "maxLength" in schema else None,
+        description=" ".join(schema.get("description", "").split()),
+    )
+
+
+def _error_rule(row: dict[str, Any], class_order: list[str]) -> model.ErrorRule:
+    return model.ErrorRule(
+        code=row.get("code"),
+        title=row["title"],
+        resend_helps=row["resendHelps"],
+        why=" ".join(row["why"].split()),
+        decisions=tuple((name, row["decisions"][name]) for name in class_order),
+    )
 
 
 def _method(doc: Document, *, has_twin: bool) -> model.Method:
@@ -414,6 +557,7 @@ def _method(doc: Document, *, has_twin: bool) -> model.Method:
         ),
         source=doc.display,
         slug=naming.method_slug(d["method"], d["kind"], has_twin=has_twin),
+        has_twin=has_twin,
     )
 
 

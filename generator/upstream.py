@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .model import UpstreamDifference
+
 if TYPE_CHECKING:
     from .semantics import Checker
 
 
 def check(checker: Checker) -> None:
     """Report a difference listed twice; hand the list to the model."""
-    found: list[tuple[str, str]] = []
+    found: list[UpstreamDifference] = []
     for doc in checker.docs.get("upstream-differences", []):
         first: dict[str, int] = {}
         for i, item in enumerate(doc.data["differences"]):
@@ -28,5 +30,5 @@ def check(checker: Checker) -> None:
                 )
                 continue
             first[line] = i
-            found.append((line, item["reason"].strip()))
+            found.append(UpstreamDifference(line, " ".join(item["reason"].split())))
     checker.differences = tuple(found)

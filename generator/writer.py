@@ -9,8 +9,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Directories that hold nothing but generated files: generate replaces them whole, check compares them whole.
-MANAGED_ROOTS = ("generated", "site/reference")
+from .paths import MANAGED_ROOTS
+
 # Files that tools create next to generated ones and that are never compared.
 IGNORED_PARTS = ("__pycache__", ".pytest_cache", ".ruff_cache")
 IGNORED_SUFFIXES = (".pyc",)

@@ -11,7 +11,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.support import INVALID_FIXTURES, SPEC_FIXTURES, apply_overlay, make_project, run_generator, tree
+from tests.support import (
+    INVALID_FIXTURES,
+    SPEC_FIXTURES,
+    apply_overlay,
+    fixture_cases,
+    make_project,
+    run_generator,
+    tree,
+)
 
 BASE_CASE = "keyed"  # invalid fixtures are laid over this spec
 
@@ -35,7 +43,7 @@ def diagnostics_of(case: str) -> str:
 
 
 def main() -> int:
-    for case_dir in sorted(p for p in SPEC_FIXTURES.iterdir() if p.is_dir()):
+    for case_dir in (SPEC_FIXTURES / case for case in fixture_cases(SPEC_FIXTURES)):
         expected = case_dir / "expected"
         shutil.rmtree(expected, ignore_errors=True)
         for rel, data in golden_outputs(case_dir.name).items():
@@ -43,7 +51,7 @@ def main() -> int:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
         print(f"golden: {case_dir.name}")
-    for case_dir in sorted(p for p in INVALID_FIXTURES.iterdir() if p.is_dir()):
+    for case_dir in (INVALID_FIXTURES / case for case in fixture_cases(INVALID_FIXTURES)):
         (case_dir / "expected.txt").write_text(diagnostics_of(case_dir.name))
         print(f"diagnostics: {case_dir.name}")
     return 0

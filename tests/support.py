@@ -2,19 +2,46 @@
 
 from __future__ import annotations
 
+import difflib
 import io
 import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import paths
 from generator.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SPEC_FIXTURES = FIXTURES / "specs"
 INVALID_FIXTURES = FIXTURES / "invalid"
-OUTPUT_DIRS = ("generated", "site/reference")
+OUTPUT_DIRS = paths.MANAGED_ROOTS
+
+
+GOLDEN_COMMAND = "make golden"
+
+
+def fixture_cases(kind: Path) -> list[str]:
+    """The fixture cases under SPEC_FIXTURES or INVALID_FIXTURES: one folder each, sorted."""
+    return sorted(p.name for p in kind.iterdir() if p.is_dir())
+
+
+def golden_mismatch(name: str, expected: bytes | str, actual: bytes | str) -> str:
+    """A message for a golden file that differs: a unified diff (expected -> actual) and the command that
+    updates the golden copy once the change is intended."""
+    as_text = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in (expected, actual)]
+    diff = difflib.unified_diff(
+        as_text[0].splitlines(keepends=True),
+        as_text[1].splitlines(keepends=True),
+        fromfile=f"golden/{name}",
+        tofile=f"generated/{name}",
+        n=2,
+    )
+    lines = list(diff)
+    shown = "".join(lines[:200]) + (f"\n[… {len(lines) - 200} more diff lines]\n" if len(lines) > 200 else "")
+    fix = f"If the change is intended, run `{GOLDEN_COMMAND}` and review the diff."
+    return f"{name} differs from its golden copy:\n{shown}\n{fix}"
 
 
 @dataclass

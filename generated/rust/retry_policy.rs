@@ -191,21 +191,75 @@ impl fmt::Display for MessageKind {
 
 // region: retry table
 impl RetryClass {
-    /// The decision of this class for a failure kind.
-    pub const fn decision(self, failure: FailureKind) -> Decision {
+    /// The decision of this class after `failure`; after a failure decided by code, the code's row decides
+    /// (no code, or a code the table does not list, gets the row for other codes).
+    pub const fn decision(self, failure: FailureKind, error_code: Option<i64>) -> Decision {
         match (self, failure) {
+            (_, FailureKind::ErrorResponse) => self.error_decision(error_code),
             (RetryClass::Safe, FailureKind::NotSent) => Decision::Always,
             (RetryClass::Safe, FailureKind::NoResponse) => Decision::Always,
-            (RetryClass::Safe, FailureKind::ErrorResponse) => Decision::Always,
             (RetryClass::Keyed, FailureKind::NotSent) => Decision::Always,
             (RetryClass::Keyed, FailureKind::NoResponse) => Decision::WithKey,
-            (RetryClass::Keyed, FailureKind::ErrorResponse) => Decision::Always,
             (RetryClass::Duplicating, FailureKind::NotSent) => Decision::Always,
             (RetryClass::Duplicating, FailureKind::NoResponse) => Decision::OptIn,
-            (RetryClass::Duplicating, FailureKind::ErrorResponse) => Decision::Always,
             (RetryClass::Unsafe, FailureKind::NotSent) => Decision::Always,
             (RetryClass::Unsafe, FailureKind::NoResponse) => Decision::Never,
-            (RetryClass::Unsafe, FailureKind::ErrorResponse) => Decision::Never,
+        }
+    }
+
+    /// The decision of this class after an error response with `error_code`.
+    pub const fn error_decision(self, error_code: Option<i64>) -> Decision {
+        match (self, error_code) {
+            // Parse error
+            (RetryClass::Safe, Some(-32700)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32700)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32700)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32700)) => Decision::Never,
+            // Invalid request
+            (RetryClass::Safe, Some(-32600)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32600)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32600)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32600)) => Decision::Never,
+            // Method not found
+            (RetryClass::Safe, Some(-32601)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32601)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32601)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32601)) => Decision::Never,
+            // Invalid params
+            (RetryClass::Safe, Some(-32602)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32602)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32602)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32602)) => Decision::Never,
+            // Internal error
+            (RetryClass::Safe, Some(-32603)) => Decision::Always,
+            (RetryClass::Keyed, Some(-32603)) => Decision::WithKey,
+            (RetryClass::Duplicating, Some(-32603)) => Decision::OptIn,
+            (RetryClass::Unsafe, Some(-32603)) => Decision::Never,
+            // Request cancelled
+            (RetryClass::Safe, Some(-32800)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32800)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32800)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32800)) => Decision::Never,
+            // Authentication required
+            (RetryClass::Safe, Some(-32000)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32000)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32000)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32000)) => Decision::Never,
+            // Resource not found
+            (RetryClass::Safe, Some(-32002)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32002)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32002)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32002)) => Decision::Never,
+            // Unsupported protocol version
+            (RetryClass::Safe, Some(-32022)) => Decision::Never,
+            (RetryClass::Keyed, Some(-32022)) => Decision::Never,
+            (RetryClass::Duplicating, Some(-32022)) => Decision::Never,
+            (RetryClass::Unsafe, Some(-32022)) => Decision::Never,
+            // Any other code
+            (RetryClass::Safe, _) => Decision::Never,
+            (RetryClass::Keyed, _) => Decision::Never,
+            (RetryClass::Duplicating, _) => Decision::Never,
+            (RetryClass::Unsafe, _) => Decision::Never,
         }
     }
 }
@@ -293,7 +347,7 @@ pub static ENTRIES: [Entry; 33] = [
         kind: MessageKind::Request,
         direction: "agent-to-client",
         stability: "stable",
-        retry_class: RetryClass::Safe,
+        retry_class: RetryClass::Duplicating,
         key_param: None,
         success_equivalent_errors: &[],
         variants: &[],
@@ -403,7 +457,7 @@ pub static ENTRIES: [Entry; 33] = [
         kind: MessageKind::Notification,
         direction: "client-to-agent",
         stability: "stable",
-        retry_class: RetryClass::Safe,
+        retry_class: RetryClass::Unsafe,
         key_param: None,
         success_equivalent_errors: &[],
         variants: &[],
@@ -473,7 +527,7 @@ pub static ENTRIES: [Entry; 33] = [
         kind: MessageKind::Request,
         direction: "agent-to-client",
         stability: "stable",
-        retry_class: RetryClass::Safe,
+        retry_class: RetryClass::Duplicating,
         key_param: None,
         success_equivalent_errors: &[],
         variants: &[],
@@ -569,7 +623,7 @@ pub static ENTRIES: [Entry; 33] = [
         stability: "stable",
         retry_class: RetryClass::Safe,
         key_param: None,
-        success_equivalent_errors: &[-32602],
+        success_equivalent_errors: &[],
         variants: &[],
     },
     Entry {
@@ -579,7 +633,7 @@ pub static ENTRIES: [Entry; 33] = [
         stability: "stable",
         retry_class: RetryClass::Safe,
         key_param: None,
-        success_equivalent_errors: &[-32602],
+        success_equivalent_errors: &[],
         variants: &[],
     },
 ];
@@ -678,6 +732,8 @@ pub struct ResendOptions<'a> {
     pub variant: Option<&'a str>,
     /// The caller's explicit consent to a duplicate, for entries that need it.
     pub allow_duplicates: bool,
+    /// The code of an error response: after a failure decided by code, the decision depends on it.
+    pub error_code: Option<i64>,
 }
 
 /// Whether an SDK may send the same message again on its own after `failure`.
@@ -695,7 +751,7 @@ pub fn may_resend_with(
     has_key: bool,
     options: ResendOptions<'_>,
 ) -> bool {
-    match retry_class(method, kind, options.variant).decision(failure) {
+    match retry_class(method, kind, options.variant).decision(failure, options.error_code) {
         Decision::Always => true,
         Decision::WithKey => has_key,
         Decision::OptIn => options.allow_duplicates,

@@ -28,33 +28,57 @@ export type Decision = "always" | "with-key" | "opt-in" | "never";
 export type MessageKind = "request" | "notification";
 
 // region: retry table
-/** The decision of each retry class for each failure kind. */
+/** The decision of each retry class for each failure kind that is not decided by error code. */
 export const DECISIONS = Object.freeze({
   /** Safe to repeat: A second copy changes nothing more. */
   "safe": Object.freeze({
     "not-sent": "always",
     "no-response": "always",
-    "error-response": "always",
   } as const),
   /** Safe with the same key: A second copy repeats the effect, unless it carries the same idempotency key. */
   "keyed": Object.freeze({
     "not-sent": "always",
     "no-response": "with-key",
-    "error-response": "always",
   } as const),
   /** Creates a duplicate: A second copy creates another, independent entity. */
   "duplicating": Object.freeze({
     "not-sent": "always",
     "no-response": "opt-in",
-    "error-response": "always",
   } as const),
   /** Unsafe to repeat: A second copy may repeat an effect that cannot be detected or undone. */
   "unsafe": Object.freeze({
     "not-sent": "always",
     "no-response": "never",
-    "error-response": "never",
   } as const),
 } as const);
+
+/** The failure kinds whose decision depends on the error code (an error response): see `ERROR_DECISIONS`. */
+export const CODED_FAILURES: readonly FailureKind[] = Object.freeze(["error-response"]);
+
+/** The decision of each retry class after an error response, by error code. */
+export const ERROR_DECISIONS: Readonly<Record<string, Readonly<Record<RetryClass, Decision>>>> = Object.freeze({
+  /** Parse error */
+  "-32700": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Invalid request */
+  "-32600": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Method not found */
+  "-32601": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Invalid params */
+  "-32602": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Internal error */
+  "-32603": Object.freeze({ "safe": "always", "keyed": "with-key", "duplicating": "opt-in", "unsafe": "never" } as const),
+  /** Request cancelled */
+  "-32800": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Authentication required */
+  "-32000": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Resource not found */
+  "-32002": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+  /** Unsupported protocol version */
+  "-32022": Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const),
+} as const);
+
+/** Any other code: the decision of each retry class after a code that `ERROR_DECISIONS` does not list. */
+export const OTHER_ERROR_DECISIONS: Readonly<Record<RetryClass, Decision>> = Object.freeze({ "safe": "never", "keyed": "never", "duplicating": "never", "unsafe": "never" } as const);
 
 /** One row of the retry table. */
 export interface RetryEntry {
@@ -151,7 +175,7 @@ export const RETRY_TABLE = Object.freeze({
       kind: "request",
       direction: "agent-to-client",
       stability: "stable",
-      retryClass: "safe",
+      retryClass: "duplicating",
       keyParam: null,
       successEquivalentErrors: Object.freeze([] as const),
       variants: Object.freeze({} as const),
@@ -279,7 +303,7 @@ export const RETRY_TABLE = Object.freeze({
       kind: "notification",
       direction: "client-to-agent",
       stability: "stable",
-      retryClass: "safe",
+      retryClass: "unsafe",
       keyParam: null,
       successEquivalentErrors: Object.freeze([] as const),
       variants: Object.freeze({} as const),
@@ -363,7 +387,7 @@ export const RETRY_TABLE = Object.freeze({
       kind: "request",
       direction: "agent-to-client",
       stability: "stable",
-      retryClass: "safe",
+      retryClass: "duplicating",
       keyParam: null,
       successEquivalentErrors: Object.freeze([] as const),
       variants: Object.freeze({} as const),
@@ -473,7 +497,7 @@ export const RETRY_TABLE = Object.freeze({
       stability: "stable",
       retryClass: "safe",
       keyParam: null,
-      successEquivalentErrors: Object.freeze([-32602] as const),
+      successEquivalentErrors: Object.freeze([] as const),
       variants: Object.freeze({} as const),
     } as const),
   } as const),
@@ -485,7 +509,7 @@ export const RETRY_TABLE = Object.freeze({
       stability: "stable",
       retryClass: "safe",
       keyParam: null,
-      successEquivalentErrors: Object.freeze([-32602] as const),
+      successEquivalentErrors: Object.freeze([] as const),
       variants: Object.freeze({} as const),
     } as const),
   } as const),
@@ -530,6 +554,26 @@ export interface ResendOptions {
   readonly variant?: string;
   /** The caller's explicit consent to a duplicate, for entries that need it. */
   readonly allowDuplicates?: boolean;
+  /** The code of an error response: after a failure decided by code, the decision depends on it. */
+  readonly errorCode?: number | null;
+}
+
+/**
+ * The decision of a class after `failure`; after a failure decided by code, the code's row decides (no code, or a
+ * code the table does not list, gets the row for other codes). `undefined` for a failure kind outside the type.
+ */
+export function decisionFor(
+  retryClass: RetryClass,
+  failure: FailureKind,
+  errorCode: number | null = null,
+): Decision | undefined {
+  if (CODED_FAILURES.includes(failure)) {
+    const code = errorCode === null ? "" : String(errorCode);
+    const row = hasOwn(ERROR_DECISIONS, code) ? ERROR_DECISIONS[code] : undefined;
+    return (row ?? OTHER_ERROR_DECISIONS)[retryClass];
+  }
+  const byFailure: Readonly<Record<string, Decision>> = DECISIONS[retryClass];
+  return hasOwn(byFailure, failure) ? byFailure[failure] : undefined;
 }
 
 /**
@@ -544,7 +588,7 @@ export function mayResend(
   hasKey: boolean,
   options: ResendOptions = {},
 ): boolean {
-  const decision: Decision = DECISIONS[retryClass(method, kind, options.variant)][failure];
+  const decision = decisionFor(retryClass(method, kind, options.variant), failure, options.errorCode ?? null);
   switch (decision) {
     case "always":
       return true;

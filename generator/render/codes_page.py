@@ -6,12 +6,12 @@ added without its line here, and the limits it mentions are the loader's own con
 
 from __future__ import annotations
 
-from .. import codes, loader, specfiles
+from .. import codes, loader, paths, specfiles
 from ..model import Spec
 from .markers import markdown_header
-from .templates import render as render_template
+from .templates import render_output
 
-PAGE = "site/reference/diagnostic-codes.md"
+PAGE = paths.DIAGNOSTIC_CODES_PAGE
 SOURCE = "generator/codes.py"
 
 
@@ -19,8 +19,8 @@ def render(spec: Spec) -> dict[str, str]:
     """The codes page (the same for every spec: `spec` is unused, as the renderer signature requires)."""
     del spec
     groups = [(title, [c for c in codes.CODES.values() if c.stage == stage]) for stage, title in codes.STAGES.items()]
-    text = render_template(
-        "diagnostic-codes.md.j2",
+    text = render_output(
+        PAGE,
         header=markdown_header(SOURCE),
         source=SOURCE,
         groups=[(title, members) for title, members in groups if members],

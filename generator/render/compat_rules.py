@@ -6,12 +6,13 @@ the page follows a rename in spec/retry-classes.yaml like every other page.
 
 from __future__ import annotations
 
+from .. import paths
 from ..diff.rules import AREAS, BREAKING, RULES, Rule
 from ..model import Spec
 from .markers import markdown_header
-from .templates import render as render_template
+from .templates import render_output
 
-PAGE = "site/reference/compatibility-rules.md"
+PAGE = paths.COMPATIBILITY_PAGE
 SOURCE = "generator/diff/rules.py"
 
 
@@ -25,8 +26,8 @@ def render(spec: Spec) -> dict[str, str]:
     }
     areas = [(title, [_view(r, names) for r in RULES if r.area == area]) for area, title in AREAS.items()]
     return {
-        PAGE: render_template(
-            "compatibility-rules.md.j2",
+        PAGE: render_output(
+            PAGE,
             header=markdown_header(SOURCE),
             source=SOURCE,
             areas=areas,

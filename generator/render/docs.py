@@ -7,16 +7,20 @@ into the page's edit link, so "edit this page" opens the YAML, not the generated
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from .. import paths
 from ..model import DIRECTION_TITLES, Example, Method, Spec
 from ..semantics import REF_PREFIX
+from .flowchart import flowchart
 from .markers import markdown_header
+from .templates import METHOD_PAGE_TEMPLATE, TYPE_PAGE_TEMPLATE
 from .templates import render as render_template
+from .type_examples import type_examples
 
-REFERENCE = "site/reference"
 CLASSES_SOURCE = "spec/retry-classes.yaml"
 # Who answers whom in an example, for the arrow in each step's label.
 COUNTERPART = {"client": "agent", "agent": "client", "proxy": "conductor", "conductor": "proxy"}
@@ -47,19 +51,25 @@ class StepView:
     json: str
 
 
+def render_pages(spec: Spec, rendered: Mapping[str, str]) -> dict[str, str]:
+    """Phase 2 entry point: the docs pages quote no generated code, so they need only the model."""
+    del rendered
+    return render(spec)
+
+
 def render(spec: Spec) -> dict[str, str]:
-    files = {f"{REFERENCE}/retry-classes.md": _table_page(spec)}
+    files = {paths.RETRY_TABLE_PAGE: _table_page(spec)}
+    if spec.upstream_differences:
+        files[paths.DIFFERENCES_PAGE] = _differences_page(spec)
     links = type_links(spec)
     files.update(_type_pages(spec, links))
-    names = [m.name for m in spec.methods]
     for method in spec.methods:
-        files[f"{REFERENCE}/methods/{method.slug}.md"] = render_template(
-            "method.md.j2",
+        files[paths.method_page(method.slug)] = render_template(
+            METHOD_PAGE_TEMPLATE,
             header=markdown_header(method.source),
             m=method,
             cls=spec.retry_class(method.retry_class),
             spec=spec,
-            twin=names.count(method.name) > 1,
             types=_types_of(spec, method, links),
             steps=_steps(method.example),
         )
@@ -74,13 +84,28 @@ def _table_page(spec: Spec) -> str:
     groups = [(title, rows) for title, rows in groups if rows]
     groups.append(("Notifications", [m for m in spec.methods if m.kind == "notification"]))
     return render_template(
-        "retry-classes.md.j2",
+        paths.RETRY_TABLE_PAGE + ".j2",
         header=markdown_header("spec/"),
         source=CLASSES_SOURCE,
         spec=spec,
         groups=groups,
+        flowchart=flowchart(spec),
         requests=[m for m in spec.methods if m.kind == "request"],
         notifications=[m for m in spec.methods if m.kind == "notification"],
+    )
+
+
+def _differences_page(spec: Spec) -> str:
+    from ..audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION  # the pin lives with the audit that checks the list
+
+    source = "spec/upstream-differences.yaml"
+    return render_template(
+        paths.DIFFERENCES_PAGE + ".j2",
+        header=markdown_header(source),
+        source=source,
+        upstream_package=UPSTREAM_PACKAGE,
+        upstream_version=UPSTREAM_VERSION,
+        differences=spec.upstream_differences,
     )
 
 
@@ -125,6 +150,7 @@ class TypeSection:
     shape: str
     fields: tuple[FieldRow, ...]
     used_by: tuple[str, ...]
+    example: str | None
 
 
 def type_links(spec: Spec) -> dict[str, str]:
@@ -144,22 +170,28 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
         for role, name in (("params", m.params), ("result", m.result)):
             if name is not None:
                 users.setdefault(name, []).append(f"{role} of [`{m.name}`](../methods/{m.slug}.md)")
-    families: dict[str, list[TypeSection]] = {}
+    examples = type_examples(spec)
+    sections: dict[str, list[TypeSection]] = {}
     for t in sorted(spec.types, key=lambda t: (_family(t.source), t.name)):
         schema = t.schema
         view = _view(schema, t.name, links)
         section = TypeSection(
-            t.name, view.description, _shape(schema, links), view.fields, tuple(users.get(t.name, ()))
+            t.name,
+            view.description,
+            _shape(schema, links),
+            view.fields,
+            tuple(users.get(t.name, ())),
+            examples.get(t.name),
         )
-        families.setdefault(_family(t.source), []).append(section)
+        sections.setdefault(_family(t.source), []).append(section)
+    families = [(f, sections[f.name]) for f in spec.families if f.name in sections]
     files = {}
-    for family, sections in families.items():
-        source = f"spec/types/{family}.yaml"
-        files[f"{REFERENCE}/types/{family}.md"] = render_template(
-            "types.md.j2", header=markdown_header(source), source=source, family=family, sections=sections
+    for family, found in families:
+        files[paths.type_page(family.name)] = render_template(
+            TYPE_PAGE_TEMPLATE, header=markdown_header(family.source), family=family, sections=found
         )
-    files[f"{REFERENCE}/types/index.md"] = render_template(
-        "types-index.md.j2", header=markdown_header("spec/types/"), families=families
+    files[paths.TYPES_INDEX_PAGE] = render_template(
+        paths.TYPES_INDEX_PAGE + ".j2", header=markdown_header("spec/types/"), families=families
     )
     return files
 
@@ -167,8 +199,8 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
 def _shape(schema: dict[str, Any], links: dict[str, str]) -> str:
     """One line on what a value of the type looks like, for types that are not plain objects with fields."""
     if "properties" in schema and not any(k in schema for k in ("oneOf", "anyOf")):
-        extra = schema.get("additionalProperties")
-        return "An object; fields not listed are not allowed." if extra is False else "An object."
+        # The field table describes the object; only a closed object needs a word more.
+        return "Fields not listed here are not allowed." if schema.get("additionalProperties") is False else ""
     for keyword, word in (("oneOf", "Exactly one of"), ("anyOf", "One of")):
         if keyword in schema:
             options = ", ".join(type_label(o, links) for o in schema[keyword])

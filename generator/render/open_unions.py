@@ -14,19 +14,19 @@ from __future__ import annotations
 import ast
 import re
 
-from .. import naming, unions
+from .. import naming, paths, unions
 from ..model import Spec
 from ..semantics import REF_PREFIX
-from .templates import render as render_template
+from .templates import PARTIALS, render, render_output
 
 UNKNOWN_TAG = "__unknown__"  # the Tag of the fallback variant; never a value on the wire (it is never looked up)
-SUPPORT_MODULE = "_open_unions"
+SUPPORT_MODULE = paths.PYTHON_OPEN_UNIONS.rsplit("/", 1)[-1].removesuffix(".py")
 _CONFIG_BLOCK = re.compile(r"^    model_config = ConfigDict\(\n(?:        .*\n)*?    \)\n", re.M)
 
 
 def support_module(header: str) -> str:
     """`models/_open_unions.py`: the tag selector every open union uses."""
-    return render_template("open_unions.py.j2", header=header, unknown_tag=UNKNOWN_TAG)
+    return render_output(paths.PYTHON_OPEN_UNIONS, header=header, unknown_tag=UNKNOWN_TAG)
 
 
 def open_models(source: str, spec: Spec) -> str:
@@ -106,8 +106,12 @@ def _composed(node: ast.Assign, bases: dict[str, list[str]], variant_of: dict[st
     if all(s == shared[0] for s in shared) and shared[0] and UNKNOWN_TAG not in (v for _, v in chosen):
         inner = next(n for n, (u, v) in variant_of.items() if u is union and v == UNKNOWN_TAG)
         fallback = unions.fallback_name(name)
-        fallback_class = render_template(
-            "_open_union_composed.py.j2", name=name, fallback=fallback, bases=[inner, *shared[0]], tag=union.tag
+        fallback_class = render(
+            f"{PARTIALS}/open_union_composed.py.j2",
+            name=name,
+            fallback=fallback,
+            bases=[inner, *shared[0]],
+            tag=union.tag,
         )
         chosen.append((fallback, UNKNOWN_TAG))
     return fallback_class + _alias(name, union, chosen, fallback=None)
@@ -149,8 +153,8 @@ def _open_alias(name: str, union: unions.TaggedUnion, node: ast.Assign) -> str:
 
 def _alias(name: str, union: unions.TaggedUnion, members: list[tuple[str, str]], *, fallback: str | None) -> str:
     """The text of an open union alias (and of its fallback class, when given)."""
-    return render_template(
-        "_open_union_alias.py.j2",
+    return render(
+        f"{PARTIALS}/open_union_alias.py.j2",
         name=name,
         fallback=fallback,
         tag=union.tag,

@@ -1,5 +1,8 @@
 """`acp_v2_schema/protocol.py`: the names the spec gives, as code: every method name and the error codes ACP defines.
 
+Error codes and their titles come from the error-code table (`errorCodes` in spec/retry-classes.yaml), which the
+validator keeps equal to the `ErrorCode` type's codes.
+
 The runtime package and SDKs import these instead of writing `"session/prompt"` or `-32602` by hand, so a rename in
 the spec reaches them through `make generate`.
 """
@@ -8,15 +11,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import naming
+from .. import naming, paths
 from ..model import Spec
-from .templates import render as render_template
-
-ERROR_CODE_TYPE = "ErrorCode"
+from .templates import render_output
 
 
 class NamedCode(NamedTuple):
-    """An error code the spec names (a titled `const` branch of `ErrorCode`)."""
+    """An error code the spec names (a row of the error-code table in spec/retry-classes.yaml)."""
 
     name: str
     code: int
@@ -24,15 +25,8 @@ class NamedCode(NamedTuple):
 
 
 def error_codes(spec: Spec) -> list[NamedCode]:
-    """The titled branches of the `ErrorCode` type, in spec order; empty when the spec has no such type."""
-    if ERROR_CODE_TYPE not in {t.name for t in spec.types}:
-        return []
-    branches = spec.type_def(ERROR_CODE_TYPE).schema.get("anyOf", [])
-    return [
-        NamedCode(naming.title_constant(b["title"]), b["const"], b["title"])
-        for b in branches
-        if isinstance(b, dict) and "const" in b and "title" in b
-    ]
+    """The error codes of the spec's error-code table, in spec order; empty when the spec has none."""
+    return [NamedCode(naming.title_constant(r.title), r.code, r.title) for r in spec.error_rules if r.code is not None]
 
 
 def method_names(spec: Spec) -> list[tuple[str, str]]:
@@ -42,4 +36,10 @@ def method_names(spec: Spec) -> list[tuple[str, str]]:
 
 def render(spec: Spec, header: str) -> str:
     """The module text (formatted later with the rest of the package)."""
-    return render_template("protocol.py.j2", header=header, methods=method_names(spec), error_codes=error_codes(spec))
+    return render_output(
+        paths.PYTHON_PROTOCOL,
+        header=header,
+        methods=method_names(spec),
+        error_codes=error_codes(spec),
+        kinds=sorted({m.kind for m in spec.methods}),
+    )

@@ -18,17 +18,38 @@ import tempfile
 import warnings
 from pathlib import Path, PurePosixPath
 
-from .. import unions
+from .. import paths, unions
 from ..model import Spec
 from . import open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
-from .templates import render as render_template
+from .templates import render_output
 
 PACKAGE_VERSION = "0.1.0"
-BASE = "generated/python"
-PACKAGE = f"{BASE}/acp_v2_schema"
-MODELS = f"{PACKAGE}/models"
+AUTHORS = "The ACP v2 retry toolchain contributors"
+# Where the protocol itself lives; this toolchain's own repository has no public address to name yet.
+PROJECT_URLS = (
+    ("Homepage", "https://agentclientprotocol.com/"),
+    ("Protocol schema", "https://github.com/agentclientprotocol/agent-client-protocol"),
+)
+CLASSIFIERS = (
+    "Development Status :: 3 - Alpha",
+    "Intended Audience :: Developers",
+    "Operating System :: OS Independent",
+    "Programming Language :: Python :: 3",
+    "Programming Language :: Python :: 3 :: Only",
+    "Programming Language :: Python :: 3.10",
+    "Programming Language :: Python :: 3.11",
+    "Programming Language :: Python :: 3.12",
+    "Programming Language :: Python :: 3.13",
+    "Topic :: Software Development :: Libraries",
+    "Typing :: Typed",
+)
+# The repository's license file, shipped verbatim in the distribution (a license text carries no generated header).
+LICENSE_FILE = Path(__file__).resolve().parents[2] / "LICENSE"
+BASE = paths.PYTHON_DIST
+PACKAGE = paths.PYTHON_PACKAGE
+MODELS = paths.PYTHON_MODELS
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
@@ -38,15 +59,23 @@ _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 def render(spec: Spec) -> dict[str, str]:
     header = python_header()
     files = {
-        f"{BASE}/pyproject.toml": render_template("pyproject.toml.j2", header=header, version=PACKAGE_VERSION),
-        f"{BASE}/README.md": render_template(
-            "README.md.j2", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
+        f"{BASE}/pyproject.toml": render_output(
+            f"{BASE}/pyproject.toml",
+            header=header,
+            version=PACKAGE_VERSION,
+            authors=AUTHORS,
+            classifiers=CLASSIFIERS,
+            urls=PROJECT_URLS,
+        ),
+        f"{BASE}/LICENSE": LICENSE_FILE.read_text(encoding="utf-8"),
+        f"{BASE}/README.md": render_output(
+            f"{BASE}/README.md", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
         ),
         f"{PACKAGE}/py.typed": "",
-        f"{PACKAGE}/__init__.py": render_template("__init__.py.j2", header=header, version=PACKAGE_VERSION),
-        f"{PACKAGE}/retry.py": render_template("retry.py.j2", header=header, spec=spec),
-        f"{PACKAGE}/protocol.py": protocol.render(spec, header),
-        f"{PACKAGE}/reader.py": render_template("reader.py.j2", header=header, spec=spec),
+        f"{PACKAGE}/__init__.py": render_output(f"{PACKAGE}/__init__.py", header=header, version=PACKAGE_VERSION),
+        paths.PYTHON_RETRY: render_output(paths.PYTHON_RETRY, header=header, spec=spec),
+        paths.PYTHON_PROTOCOL: protocol.render(spec, header),
+        paths.PYTHON_READER: render_output(paths.PYTHON_READER, header=header, spec=spec),
         f"{PACKAGE}/data/schema.json": json_text(schema.bundle(spec, unstable=False)),
         f"{PACKAGE}/data/schema.unstable.json": json_text(schema.bundle(spec, unstable=True)),
         f"{PACKAGE}/data/retry-policy.json": json_text(policy.policy(spec)),
@@ -70,12 +99,12 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True) -> dict[str, str]
     source = models_source(spec)
     modules, owners = split_models(open_unions.open_models(source, spec) if open_unions_pass else source, families)
     files = {f"{MODELS}/{family}.py": text for family, text in modules.items()}
-    files[f"{MODELS}/{open_unions.SUPPORT_MODULE}.py"] = open_unions.support_module(python_header())
+    files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)
-    files[f"{MODELS}/__init__.py"] = render_template(
-        "models_init.py.j2",
+    files[f"{MODELS}/__init__.py"] = render_output(
+        f"{MODELS}/__init__.py",
         header=python_header(),
         owners=dict(sorted(owners.items())),
         families=dict(sorted(names_by_family.items())),

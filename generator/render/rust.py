@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .. import naming
+from .. import naming, paths
 from ..model import Spec
 from .markers import NOTICE
-from .templates import render as render_template
-from .vectors import MESSAGE_KINDS, fallback_class, key_rules
+from .templates import render_output
+from .vectors import MESSAGE_KINDS
 
-RUST_PATH = "generated/rust/retry_policy.rs"
+RUST_PATH = paths.RUST
 RUSTFMT_ARRAY_WIDTH = 60
 
 
@@ -37,13 +37,12 @@ def render(spec: Spec) -> dict[str, str]:
         ("Decision", [d.name for d in spec.decisions]),
         ("MessageKind", list(MESSAGE_KINDS)),
     ]
-    text = render_template(
-        "retry_policy.rs.j2",
+    text = render_output(
+        RUST_PATH,
         header=f"// {NOTICE}",
         spec=spec,
         names=names,
-        fallback=fallback_class(spec),
-        rules=key_rules(spec),
+        rules=spec.key_rules,
         rs=rust_string,
         inline={enum: _fits_one_line(enum, members) for enum, members in names},
     )

@@ -9,14 +9,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
-from .. import envelopes
+from .. import envelopes, paths
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
 from .markers import json_text
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-STABLE_PATH = "generated/schema/schema.json"
-UNSTABLE_PATH = "generated/schema/schema.unstable.json"
+STABLE_PATH = paths.SCHEMA_STABLE
+UNSTABLE_PATH = paths.SCHEMA_UNSTABLE
 
 
 def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:

@@ -7,56 +7,52 @@ The vectors are also copied under site/reference/conformance/ so that the docs s
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from .. import paths
 from ..model import Spec
 from . import rust, typescript, vectors
 from .markers import markdown_header
-from .python_pkg import PACKAGE, format_python
-from .templates import render as render_template
+from .templates import render_output
 
-PAGE_PATH = "site/reference/sdk-tables.md"
-SITE_CONFORMANCE = "site/reference/conformance"
+PAGE_PATH = paths.SDK_TABLES_PAGE
 SOURCE = "spec/retry-classes.yaml"
-PYTHON_RETRY = f"{PACKAGE}/retry.py"
+PYTHON_RETRY = paths.PYTHON_RETRY
 
 
-def render(spec: Spec) -> dict[str, str]:
-    files = {**typescript.render(spec), **rust.render(spec), **vectors.render(spec)}
-    for path in (vectors.DECISIONS_PATH, vectors.KEY_VECTORS_PATH):
-        if path in files:
-            files[f"{SITE_CONFORMANCE}/{path.rsplit('/', 1)[-1]}"] = files[path]
-    python = _python_retry(spec)
+def render_code(spec: Spec) -> dict[str, str]:
+    """Phase 1: the TypeScript and Rust tables and the conformance vectors."""
+    return {**typescript.render(spec), **rust.render(spec), **vectors.render(spec)}
+
+
+def render_page(spec: Spec, rendered: Mapping[str, str]) -> dict[str, str]:
+    """Phase 2: the SDK tables page, quoting the files phase 1 rendered, and the site's copies of the vectors."""
+    copied = (paths.DECISION_VECTORS, paths.KEY_VECTORS)
+    files = {paths.site_copy(path): rendered[path] for path in copied if path in rendered}
     sources = {
-        "TypeScript": ("ts", files[typescript.TS_PATH], "//"),
-        "Rust": ("rust", files[rust.RUST_PATH], "//"),
-        "Python": ("python", python, "#"),
+        "TypeScript": ("ts", rendered[paths.TYPESCRIPT], "//"),
+        "Rust": ("rust", rendered[paths.RUST], "//"),
+        "Python": ("python", rendered[paths.PYTHON_RETRY], "#"),
     }
-    rules = vectors.key_rules(spec)
-    files[PAGE_PATH] = render_template(
-        "sdk-tables.md.j2",
+    rules = spec.key_rules
+    files[PAGE_PATH] = render_output(
+        PAGE_PATH,
         header=markdown_header(SOURCE),
         source=SOURCE,
         spec=spec,
         rules=rules,
-        fallback=vectors.fallback_class(spec),
         tables=[(name, lang, region(text, "retry table", mark)) for name, (lang, text, mark) in sources.items()],
         keys=[(name, lang, region(text, "idempotency keys", mark)) for name, (lang, text, mark) in sources.items()]
         if rules
         else [],
-        key_rows=[_key_row(v) for v in vectors.key_vectors(spec, rules)["vectors"]] if rules else [],
+        key_rows=[_key_row(v) for v in json.loads(rendered[paths.KEY_VECTORS])["vectors"]] if rules else [],
         lone_surrogates=vectors.LONE_SURROGATE_DECISION,
-        case_count=len(vectors.decision_cases(spec)),
-        paths={"ts": typescript.TS_PATH, "rust": rust.RUST_PATH, "python": PYTHON_RETRY},
-        conformance={"keys": vectors.KEY_VECTORS_PATH, "decisions": vectors.DECISIONS_PATH},
+        case_count=len(json.loads(rendered[paths.DECISION_VECTORS])["cases"]),
+        paths={"ts": paths.TYPESCRIPT, "rust": paths.RUST, "python": paths.PYTHON_RETRY},
+        conformance={"keys": paths.KEY_VECTORS, "decisions": paths.DECISION_VECTORS},
     )
     return files
-
-
-def _python_retry(spec: Spec) -> str:
-    """The Python retry module exactly as the package renderer writes it (rendered and formatted the same way)."""
-    text = render_template("retry.py.j2", header="", spec=spec)
-    return format_python({PYTHON_RETRY: text})[PYTHON_RETRY]
 
 
 def region(text: str, name: str, mark: str) -> str:

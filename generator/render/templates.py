@@ -34,5 +34,19 @@ def environment() -> jinja2.Environment:
 
 
 def render(template: str, **context: Any) -> str:
-    """Render a template from generator/templates by its file name."""
+    """Render a template from generator/templates by its path there."""
     return environment().get_template(template).render(**context)
+
+
+def render_output(path: str, **context: Any) -> str:
+    """Render the output file `path`: its template sits at the same path under generator/templates, plus `.j2`.
+
+    The templates folder mirrors the output tree; partials (shared macros, never rendered on their own) live in
+    `_partials/`, and a page rendered once per entry is named after what it shows (`methods/method.md.j2`).
+    """
+    return render(f"{path}.j2", **context)
+
+
+PARTIALS = "_partials"
+METHOD_PAGE_TEMPLATE = "site/reference/methods/method.md.j2"
+TYPE_PAGE_TEMPLATE = "site/reference/types/family.md.j2"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 
+from .. import paths
 from ..model import Spec
 from .markers import json_text
-from .python_pkg import PACKAGE
 
-TRACES_PATH = "generated/conformance/idempotency-traces.json"
-PACKAGED_PATH = f"{PACKAGE}/data/idempotency-traces.json"
+TRACES_PATH = paths.TRACES
+PACKAGED_PATH = f"{paths.PYTHON_DATA}/idempotency-traces.json"
 
 
 def render(spec: Spec) -> dict[str, str]:

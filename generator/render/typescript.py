@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from itertools import groupby
 
+from .. import paths
 from ..model import Method, Spec
 from .markers import NOTICE
-from .templates import render as render_template
-from .vectors import fallback_class, key_rules
+from .templates import render_output
 
-TS_PATH = "generated/typescript/retry-policy.ts"
+TS_PATH = paths.TYPESCRIPT
 
 
 def ts_string(value: str) -> str:
@@ -24,13 +24,12 @@ def method_groups(spec: Spec) -> list[tuple[str, list[Method]]]:
 
 
 def render(spec: Spec) -> dict[str, str]:
-    text = render_template(
-        "retry-policy.ts.j2",
+    text = render_output(
+        TS_PATH,
         header=f"// {NOTICE}",
         spec=spec,
         table=method_groups(spec),
-        fallback=fallback_class(spec),
-        rules=key_rules(spec),
+        rules=spec.key_rules,
         ts=ts_string,
     )
     return {TS_PATH: text}

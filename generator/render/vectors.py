@@ -10,29 +10,15 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
-from ..model import Spec
-from ..semantics import IDEMPOTENCY_KEY_TYPE
+from .. import paths
+from ..model import KeyRules, Spec
 from .markers import NOTICE
 
-CONFORMANCE = "generated/conformance"
-KEY_VECTORS_PATH = f"{CONFORMANCE}/idempotency-key.json"
-DECISIONS_PATH = f"{CONFORMANCE}/retry-decisions.json"
+KEY_VECTORS_PATH = paths.KEY_VECTORS
+DECISIONS_PATH = paths.DECISION_VECTORS
 MESSAGE_KINDS = ("request", "notification")
-
-# Why a value is not a valid key, in the order the validators check. The names are shared by every language.
-KEY_PROBLEMS = {
-    "not-a-string": "The value is not a JSON string (null, a number, a boolean, an array or an object).",
-    "empty": "The string has no code points.",
-    "too-short": "The string has fewer code points than the minimum.",
-    "too-long": "The string has more code points than the maximum.",
-    "lone-surrogate": (
-        "The string holds a UTF-16 surrogate code point (U+D800 to U+DFFF) that is not part of a pair, so it is "
-        "not well-formed Unicode and has no UTF-8 encoding."
-    ),
-}
 
 # What an Agent does with the value when it arrives as the key parameter of a keyed request.
 PARAM_OUTCOMES = {
@@ -53,58 +39,6 @@ LONE_SURROGATE_DECISION = (
     "is the same outcome: the request fails. The JSON Schema alone does not express this rule, so schema "
     "validators accept these values; SDKs must not rely on the schema for it."
 )
-
-
-@dataclass(frozen=True)
-class KeyRules:
-    """The length limits of the key type, in code points, read from its JSON Schema."""
-
-    type_name: str
-    min_length: int
-    max_length: int | None
-    description: str
-
-    def problem(self, value: Any) -> str | None:
-        """The reference rule: why `value` is not a valid key, or None when it is."""
-        if not isinstance(value, str):
-            return "not-a-string"
-        length = len(value)  # a Python str is a sequence of code points, as JSON Schema counts
-        if length == 0 and self.min_length > 0:
-            return "empty"
-        if length < self.min_length:
-            return "too-short"
-        if self.max_length is not None and length > self.max_length:
-            return "too-long"
-        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-            return "lone-surrogate"
-        return None
-
-    @property
-    def problems(self) -> dict[str, str]:
-        """The problems these limits can produce, with their descriptions."""
-        names = ["not-a-string"]
-        if self.min_length > 0:
-            names.append("empty")
-        if self.min_length > 1:
-            names.append("too-short")
-        if self.max_length is not None:
-            names.append("too-long")
-        names.append("lone-surrogate")
-        return {name: KEY_PROBLEMS[name] for name in names}
-
-
-def key_rules(spec: Spec) -> KeyRules | None:
-    """The rules of the idempotency key type, or None for a spec that defines no such type."""
-    found = [t for t in spec.types if t.name == IDEMPOTENCY_KEY_TYPE]
-    if not found:
-        return None
-    schema = found[0].schema
-    return KeyRules(
-        type_name=IDEMPOTENCY_KEY_TYPE,
-        min_length=int(schema.get("minLength", 0)),
-        max_length=int(schema["maxLength"]) if "maxLength" in schema else None,
-        description=" ".join(schema.get("description", "").split()),
-    )
 
 
 # -- idempotency-key.json ---------------------------------------------------------------------------------------
@@ -272,15 +206,20 @@ def key_vectors(spec: Spec, rules: KeyRules) -> dict[str, Any]:
 # -- retry-decisions.json ---------------------------------------------------------------------------------------
 
 
-def _decide(spec: Spec, class_name: str, failure: str, has_key: bool, allow_duplicates: bool) -> tuple[str, bool]:
-    decision = spec.retry_class(class_name).decision(failure)
+def _decide(
+    spec: Spec, class_name: str, failure: str, code: int | None, has_key: bool, allow_duplicates: bool
+) -> tuple[str, bool]:
+    decision = spec.decision(class_name, failure, code)
     allowed = {"always": True, "with-key": has_key, "opt-in": allow_duplicates, "never": False}[decision]
     return decision, allowed
 
 
-def fallback_class(spec: Spec) -> str:
-    """The class for entries the table does not know: the last, least forgiving one."""
-    return spec.classes[-1].name
+def error_codes_to_try(spec: Spec, failure: str) -> list[int | None]:
+    """The codes a vector tries after `failure`: every listed code, one unlisted code and no code at all for a
+    failure decided by code; only "no code" for the others."""
+    if failure not in {f.name for f in spec.coded_failures}:
+        return [None]
+    return [*(r.code for r in spec.error_rules), spec.unlisted_error_code, None]
 
 
 def decision_cases(spec: Spec) -> list[dict[str, Any]]:
@@ -290,7 +229,7 @@ def decision_cases(spec: Spec) -> list[dict[str, Any]]:
         targets.append((m.name, m.kind, None, m.retry_class, True))
         targets += [(m.name, m.kind, v.name, v.retry_class, True) for v in m.variants]
     known = {(m.name, m.kind) for m in spec.methods}
-    fallback = fallback_class(spec)
+    fallback = spec.fallback_class
     # Names the table does not hold: extensions, a kind the entry does not have, and names that are properties of
     # every JavaScript object (a lookup must not find them on a prototype).
     unknown = ["_vendor/custom", "constructor", "__proto__", "toString"]
@@ -308,23 +247,25 @@ def decision_cases(spec: Spec) -> list[dict[str, Any]]:
     cases = []
     for method, kind, variant, class_name, in_table in targets:
         for failure in spec.failure_kinds:
-            for has_key in (False, True):
-                for allow_duplicates in (False, True):
-                    decision, allowed = _decide(spec, class_name, failure.name, has_key, allow_duplicates)
-                    cases.append(
-                        {
-                            "method": method,
-                            "kind": kind,
-                            "variant": variant,
-                            "failure": failure.name,
-                            "hasKey": has_key,
-                            "allowDuplicates": allow_duplicates,
-                            "known": in_table,
-                            "class": class_name,
-                            "decision": decision,
-                            "mayResend": allowed,
-                        }
-                    )
+            for code in error_codes_to_try(spec, failure.name):
+                for has_key in (False, True):
+                    for allow_duplicates in (False, True):
+                        decision, allowed = _decide(spec, class_name, failure.name, code, has_key, allow_duplicates)
+                        cases.append(
+                            {
+                                "method": method,
+                                "kind": kind,
+                                "variant": variant,
+                                "failure": failure.name,
+                                "errorCode": code,
+                                "hasKey": has_key,
+                                "allowDuplicates": allow_duplicates,
+                                "known": in_table,
+                                "class": class_name,
+                                "decision": decision,
+                                "mayResend": allowed,
+                            }
+                        )
     return cases
 
 
@@ -335,12 +276,18 @@ def decisions_document(spec: Spec) -> tuple[dict[str, Any], list[dict[str, Any]]
             "What may_resend (mayResend in TypeScript) answers for every (method, kind) entry, each variant with "
             "its own class, and a few names the table does not hold, after each failure kind, with and without "
             "an idempotency key shared by every attempt, and with and without the caller's consent to duplicates. "
+            "After a failure decided by error code, each case also names the code (errorCode: every listed code, "
+            "one code the table does not list, and null for none); the other failures have errorCode null. "
             "Entries and variants that the table does not hold (known: false) get the fallback class."
         ),
-        "fallbackClass": fallback_class(spec),
+        "fallbackClass": spec.fallback_class,
         "failureKinds": [f.name for f in spec.failure_kinds],
+        "codedFailureKinds": [f.name for f in spec.coded_failures],
         "classes": {c.name: dict(c.decisions) for c in spec.classes},
     }
+    if spec.other_error is not None:
+        head["errorCodes"] = {str(r.code): dict(r.decisions) for r in spec.error_rules}
+        head["otherCodes"] = dict(spec.other_error.decisions)
     return head, decision_cases(spec)
 
 
@@ -381,7 +328,7 @@ def _escaped(ch: str) -> str:
 def render(spec: Spec) -> dict[str, str]:
     head, cases = decisions_document(spec)
     files = {DECISIONS_PATH: json_document({**head, "cases": cases}, "cases")}
-    rules = key_rules(spec)
+    rules = spec.key_rules
     if rules is not None:
         files[KEY_VECTORS_PATH] = json_document(key_vectors(spec, rules), "vectors")
     return files

@@ -22,12 +22,12 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acp_v2_schema.retry import POLICY, FailureKind, may_resend
+from acp_v2_schema.retry import PENDING_PROMPT_MAX_AGE_SECONDS, POLICY, FailureKind, may_resend
 
 Send = Callable[[str, dict[str, Any], int], Awaitable[Any]]
 
@@ -142,7 +142,8 @@ class Resender:
     For a method with a key parameter (`session/prompt`), a key is attached when the caller gave none and the
     same key goes out on every attempt; each attempt gets a new JSON-RPC id. Between attempts it waits a random
     time up to an exponentially growing bound ("full jitter"), for at most `max_attempts` attempts in all.
-    Error responses are final unless their code is in `transient_errors` (and the table allows a resend).
+    After an error response the generated table decides by the error code as well as the class, so this helper
+    keeps no list of codes of its own.
     """
 
     def __init__(
@@ -154,7 +155,6 @@ class Resender:
         base_delay: float = 0.2,
         max_delay: float = 10.0,
         allow_duplicates: bool = False,
-        transient_errors: Collection[int] = (),
         request_ids: Iterator[int] | None = None,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
@@ -166,7 +166,6 @@ class Resender:
         self.max_attempts = max_attempts
         self.base_delay, self.max_delay = base_delay, max_delay
         self.allow_duplicates = allow_duplicates
-        self.transient_errors = frozenset(transient_errors)
         self._ids = request_ids if request_ids is not None else itertools.count(1)
         self._rng = rng or random.Random()
         self._sleep = sleep
@@ -192,17 +191,17 @@ class Resender:
             try:
                 result = await self.send(method, params, next(self._ids))
             except SendFailure as failure:
-                if isinstance(failure, ErrorResponse):
-                    if unknown and failure.code in success_errors:
-                        self._done(key)
-                        return None  # e.g. -32002 on a repeated session/close: the first copy succeeded
-                    if failure.code not in self.transient_errors:
-                        self._done(key)
-                        raise
-                unknown = unknown or failure.kind is FailureKind.NO_RESPONSE
+                code = failure.code if isinstance(failure, ErrorResponse) else None
+                if code is not None and unknown and code in success_errors:
+                    self._done(key)
+                    return None  # e.g. -32002 on a repeated session/close: the first copy succeeded
                 allowed = may_resend(
-                    method, kind, failure.kind, key is not None, allow_duplicates=self.allow_duplicates
+                    method, kind, failure.kind, key is not None, error_code=code, allow_duplicates=self.allow_duplicates
                 )
+                if code is not None and not allowed:
+                    self._done(key)  # the receiver answered, and a copy would not succeed: the error is final
+                    raise
+                unknown = unknown or failure.kind is FailureKind.NO_RESPONSE
                 if not allowed or attempt == self.max_attempts:
                     # A keyed prompt stays pending either way: it is unanswered, so resend_pending() takes it up.
                     if unknown:
@@ -215,11 +214,12 @@ class Resender:
                 return result
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def resend_pending(self, *, max_age_seconds: float | None = None) -> dict[str, Any]:
+    async def resend_pending(self, *, max_age_seconds: float | None = PENDING_PROMPT_MAX_AGE_SECONDS) -> dict[str, Any]:
         """Resend every stored pending prompt with its original key; call it after resuming the sessions.
 
-        Returns {key: result or exception}. Prompts older than `max_age_seconds` are not sent: they are left in
-        the store (and reported as `None`) so the application can show them to the user instead.
+        Returns {key: result or exception}. Prompts older than `max_age_seconds` (by default the age the spec
+        recommends) are not sent: they are left in the store (and reported as `None`) so the application can show
+        them to the user instead. `None` resends every prompt, however old.
         """
         outcomes: dict[str, Any] = {}
         now = time.time()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import pytest
@@ -108,6 +109,26 @@ def test_stale_pending_prompts_are_left_for_the_user(tmp_path):
     send = Script()
     outcomes = asyncio.run(Resender(send, pending=pending).resend_pending(max_age_seconds=-1))
     assert outcomes == {"k": None} and send.calls == [] and len(pending) == 1
+
+
+def test_resend_pending_defaults_to_the_age_the_spec_recommends(tmp_path):
+    from acp_v2_schema.retry import PENDING_PROMPT_MAX_AGE_SECONDS
+
+    from acp_v2_runtime.client import PendingPrompt
+
+    pending = PendingPrompts(tmp_path / "p.json")
+    pending.add("young", "session/prompt", {**PARAMS, "idempotencyKey": "young"})
+    # An item older than the recommended age, as a store read back after a long pause would hold it.
+    old = time.time() - PENDING_PROMPT_MAX_AGE_SECONDS - 60
+    pending._items["old"] = PendingPrompt("old", "session/prompt", {**PARAMS, "idempotencyKey": "old"}, old)
+    send = Script({"messageId": "m1"})
+    outcomes = asyncio.run(Resender(send, pending=pending, sleep=no_sleep).resend_pending())
+    assert outcomes == {"old": None, "young": {"messageId": "m1"}}
+    assert [p.key for p in pending] == ["old"]  # left for the user
+    everything = asyncio.run(
+        Resender(Script({"messageId": "m2"}), pending=pending).resend_pending(max_age_seconds=None)
+    )
+    assert everything == {"old": {"messageId": "m2"}}
 
 
 def test_unsent_prompt_stays_pending_for_the_reconnect():

@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 from agent_client import ROOT, agent_command, environment
+from generator import paths
 
-TRACES = json.loads((ROOT / "generated" / "conformance" / "idempotency-traces.json").read_text(encoding="utf-8"))
+TRACES = json.loads((ROOT / paths.TRACES).read_text(encoding="utf-8"))
 
 
 def run_conformance(tmp_path, *extra: str) -> subprocess.CompletedProcess[str]:

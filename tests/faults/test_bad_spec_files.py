@@ -312,6 +312,6 @@ def test_method_whose_constant_is_taken_by_the_protocol_module(tmp_path: Path) -
 
 def test_error_code_titles_that_become_one_enum_member(tmp_path: Path) -> None:
     root = real_project(tmp_path)
-    _replace(root, "spec/types/jsonrpc.yaml", "title: Invalid params", "title: Invalid-request")
+    _replace(root, "spec/retry-classes.yaml", "title: Invalid params", "title: Invalid-request")
     run = assert_rejected(root, "name-collision")
     assert "INVALID_REQUEST" in run.err

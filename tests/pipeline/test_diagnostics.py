@@ -7,10 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from generator import paths
 from tests.regen import BASE_CASE
-from tests.support import INVALID_FIXTURES, apply_overlay, make_project, run_generator, tree
+from tests.support import (
+    INVALID_FIXTURES,
+    apply_overlay,
+    fixture_cases,
+    golden_mismatch,
+    make_project,
+    run_generator,
+    tree,
+)
 
-CASES = sorted(p.name for p in INVALID_FIXTURES.iterdir() if p.is_dir())
+CASES = fixture_cases(INVALID_FIXTURES)
 LINE = re.compile(r"^spec/\S+:\d+:\d+: error\[[a-z0-9-]+\]: .+$")
 
 
@@ -22,7 +31,7 @@ def test_there_are_enough_invalid_fixtures() -> None:
 def test_invalid_spec_is_reported_and_nothing_is_written(case: str, tmp_path: Path) -> None:
     root = make_project(tmp_path, BASE_CASE)
     # sentinel outputs stand in for a previous generation: they must survive a failed run byte for byte
-    for rel in ("generated/retry-policy.json", "site/reference/retry-classes.md"):
+    for rel in (paths.POLICY, paths.RETRY_TABLE_PAGE):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(f"previous content of {rel}\n")
     before = tree(root)
@@ -32,9 +41,8 @@ def test_invalid_spec_is_reported_and_nothing_is_written(case: str, tmp_path: Pa
         result = run_generator(command, "--root", str(root))
         assert result.status == 2, result
         assert "Traceback" not in result.err + result.out
-        assert result.err == (INVALID_FIXTURES / case / "expected.txt").read_text(), (
-            "diagnostics changed; if intended, run `make golden` and review the diff"
-        )
+        expected = (INVALID_FIXTURES / case / "expected.txt").read_text()
+        assert result.err == expected, golden_mismatch(f"invalid/{case}/expected.txt", expected, result.err)
     assert tree(root) == before
     lines = result.err.splitlines()
     assert lines[-1].endswith("nothing was written.")

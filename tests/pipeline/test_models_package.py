@@ -15,10 +15,11 @@ import acp_v2_schema.models as models
 import pytest
 from pydantic import BaseModel
 
+from generator import paths
 from generator.pipeline import load_spec
 from tests.support import ROOT
 
-PACKAGE_DIR = ROOT / "generated" / "python"
+PACKAGE_DIR = ROOT / paths.PYTHON_DIST
 MODELS_DIR = PACKAGE_DIR / "acp_v2_schema" / "models"
 FAMILIES = sorted(p.stem for p in MODELS_DIR.glob("*.py") if p.stem != "__init__")
 

@@ -8,10 +8,23 @@ from pathlib import Path
 
 import pytest
 from acp_v2_schema import load_policy
-from acp_v2_schema.retry import DECISIONS, POLICY, Decision, FailureKind, RetryClass, may_resend, retry_class
+from acp_v2_schema.retry import (
+    CODED_FAILURES,
+    DECISIONS,
+    ERROR_DECISIONS,
+    OTHER_ERROR_DECISIONS,
+    POLICY,
+    Decision,
+    FailureKind,
+    RetryClass,
+    may_resend,
+    retry_class,
+)
+
+from generator import paths
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY_JSON = json.loads((ROOT / "generated" / "retry-policy.json").read_text())
+POLICY_JSON = json.loads((ROOT / paths.POLICY).read_text())
 
 
 def _expected(decision: str, has_key: bool, allow: bool) -> bool:
@@ -23,8 +36,12 @@ def _example_method(cls: str) -> tuple[str, str]:
     return row["method"], row["kind"]
 
 
+CODED = [f["name"] for f in POLICY_JSON["failureKinds"] if f["byErrorCode"]]
+ERROR_ROWS = [*POLICY_JSON["errorCodes"]["codes"], POLICY_JSON["errorCodes"]["otherCodes"]]
+
+
 @pytest.mark.parametrize("cls", [c["name"] for c in POLICY_JSON["classes"]])
-@pytest.mark.parametrize("failure", [f["name"] for f in POLICY_JSON["failureKinds"]])
+@pytest.mark.parametrize("failure", [f["name"] for f in POLICY_JSON["failureKinds"] if not f["byErrorCode"]])
 @pytest.mark.parametrize("has_key", [False, True])
 @pytest.mark.parametrize("allow", [False, True])
 def test_may_resend_follows_the_class_decision(cls: str, failure: str, has_key: bool, allow: bool) -> None:
@@ -35,10 +52,34 @@ def test_may_resend_follows_the_class_decision(cls: str, failure: str, has_key: 
     assert may_resend(method, kind, FailureKind(failure), has_key, allow_duplicates=allow) is got
 
 
+@pytest.mark.parametrize("cls", [c["name"] for c in POLICY_JSON["classes"]])
+@pytest.mark.parametrize("row", ERROR_ROWS, ids=lambda r: str(r.get("code", "other")))
+@pytest.mark.parametrize("has_key", [False, True])
+def test_error_responses_follow_the_code_row(cls: str, row: dict, has_key: bool) -> None:
+    method, kind = _example_method(cls)
+    code = row.get("code", -1)  # -1: a code the table does not list
+    for failure in CODED:
+        got = may_resend(method, kind, failure, has_key, error_code=code, allow_duplicates=True)
+        assert got is _expected(row["decisions"][cls], has_key, True)
+        if not row["resendHelps"]:
+            assert got is False
+
+
+def test_error_code_tables_match_the_policy_document() -> None:
+    assert {f.value for f in CODED_FAILURES} == set(CODED)
+    assert {str(code) for code in ERROR_DECISIONS} == {str(r["code"]) for r in POLICY_JSON["errorCodes"]["codes"]}
+    for row in POLICY_JSON["errorCodes"]["codes"]:
+        assert {c.value: d.value for c, d in ERROR_DECISIONS[row["code"]].items()} == row["decisions"]
+    other = POLICY_JSON["errorCodes"]["otherCodes"]["decisions"]
+    assert {c.value: d.value for c, d in OTHER_ERROR_DECISIONS.items()} == other
+
+
 def test_the_cases_that_matter_most() -> None:
     assert may_resend("session/prompt", "request", "no-response", has_key=False) is False
     assert may_resend("session/prompt", "request", "no-response", has_key=True) is True
-    assert may_resend("session/prompt", "request", "error-response", has_key=False) is True
+    assert may_resend("session/prompt", "request", "error-response", has_key=True, error_code=-32602) is False
+    assert may_resend("session/prompt", "request", "error-response", has_key=True, error_code=-32603) is True
+    assert may_resend("session/prompt", "request", "error-response", has_key=True) is False  # no code: "other"
     assert may_resend("session/new", "request", "no-response", has_key=False) is False
     assert may_resend("session/new", "request", "no-response", has_key=False, allow_duplicates=True) is True
     assert may_resend("mcp/message", "request", "no-response", has_key=True, allow_duplicates=True) is False
@@ -68,7 +109,7 @@ def test_table_matches_the_policy_document() -> None:
         assert entry.success_equivalent_errors == tuple(e["code"] for e in row["successEquivalentErrors"])
         assert dict(entry.variants) == {v["name"]: RetryClass(v["class"]) for v in row.get("variants", [])}
     for cls in RetryClass:
-        assert set(DECISIONS[cls]) == set(FailureKind)
+        assert set(DECISIONS[cls]) == set(FailureKind) - CODED_FAILURES
         assert all(isinstance(d, Decision) for d in DECISIONS[cls].values())
 
 

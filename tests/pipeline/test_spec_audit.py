@@ -1,9 +1,17 @@
-"""The real spec against DESIGN.md's audit: 33 entries, the right classes, in every artifact."""
+"""The real spec against DESIGN.md's audit: 33 entries, the right classes, in every artifact.
+
+Issue 12 re-examined five classes against the upstream method texts: session/request_permission and
+elicitation/create became duplicating (a copy asks the user again) and session/cancel unsafe (a late copy
+cancels newer work); session/resume, session/close, tool_call/cancel and terminal/cancel stayed safe with
+precise texts.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from generator import paths
 
 ROOT = Path(__file__).resolve().parents[2]
 # (method, kind) -> class, from the method audit (26 requests, 7 notifications)
@@ -29,12 +37,12 @@ AUDIT = {
     ("providers/list", "request"): "safe",
     ("providers/set", "request"): "safe",
     ("providers/disable", "request"): "safe",
-    ("session/request_permission", "request"): "safe",
-    ("elicitation/create", "request"): "safe",
+    ("session/request_permission", "request"): "duplicating",
+    ("elicitation/create", "request"): "duplicating",
     ("mcp/message", "request"): "unsafe",
     ("proxy/initialize", "request"): "safe",
     ("proxy/successor", "request"): "unsafe",
-    ("session/cancel", "notification"): "safe",
+    ("session/cancel", "notification"): "unsafe",
     ("session/update", "notification"): "unsafe",
     ("elicitation/complete", "notification"): "safe",
     ("auth/status_update", "notification"): "safe",
@@ -45,7 +53,7 @@ AUDIT = {
 
 
 def test_policy_has_every_audited_entry_with_its_class() -> None:
-    policy = json.loads((ROOT / "generated/retry-policy.json").read_text())
+    policy = json.loads((ROOT / paths.POLICY).read_text())
     got = {(r["method"], r["kind"]): r["class"] for r in policy["methods"]}
     assert got == AUDIT
     prompt = next(r for r in policy["methods"] if r["method"] == "session/prompt")
@@ -53,7 +61,7 @@ def test_policy_has_every_audited_entry_with_its_class() -> None:
 
 
 def test_session_update_variants() -> None:
-    policy = json.loads((ROOT / "generated/retry-policy.json").read_text())
+    policy = json.loads((ROOT / paths.POLICY).read_text())
     update = next(r for r in policy["methods"] if r["method"] == "session/update")
     variants = {v["name"]: v for v in update["variants"]}
     assert len(variants) == 23
@@ -66,17 +74,17 @@ def test_session_update_variants() -> None:
 def test_every_entry_has_a_page_and_schemas_pass_the_meta_schema() -> None:
     from jsonschema import Draft202012Validator
 
-    policy = json.loads((ROOT / "generated/retry-policy.json").read_text())
+    policy = json.loads((ROOT / paths.POLICY).read_text())
     for row in policy["methods"]:
         page = ROOT / "site" / (row["page"].rstrip("/") + ".md")
         assert page.is_file(), page
         assert row["class"] in page.read_text()
-    for name in ("schema.json", "schema.unstable.json"):
-        Draft202012Validator.check_schema(json.loads((ROOT / "generated/schema" / name).read_text()))
+    for path in (paths.SCHEMA_STABLE, paths.SCHEMA_UNSTABLE):
+        Draft202012Validator.check_schema(json.loads((ROOT / path).read_text()))
 
 
 def test_unstable_bundle_marks_method_types() -> None:
-    bundle = json.loads((ROOT / "generated/schema/schema.unstable.json").read_text())
+    bundle = json.loads((ROOT / paths.SCHEMA_UNSTABLE).read_text())
     prompt = bundle["$defs"]["PromptRequest"]
     assert (prompt["x-method"], prompt["x-side"], prompt["x-retry-class"]) == ("session/prompt", "agent", "keyed")
     assert bundle["$comment"].startswith("@generated")

@@ -27,7 +27,8 @@ def decision_mismatches(answers: list[bool], cases: list[dict[str, Any]]) -> lis
     """One line per retry-decision case whose answer differs from `mayResend` in the vectors."""
     assert len(answers) == len(cases), "the harness answered a different number of decision cases"
     return [
-        f"{c['method']} {c['kind']} variant={c['variant']} {c['failure']} hasKey={c['hasKey']} "
+        f"{c['method']} {c['kind']} variant={c['variant']} {c['failure']} code={c.get('errorCode')} "
+        f"hasKey={c['hasKey']} "
         f"allowDuplicates={c['allowDuplicates']}: expected {c['mayResend']}, got {answer}"
         for answer, c in zip(answers, cases, strict=True)
         if answer is not c["mayResend"]

@@ -1,7 +1,8 @@
 """Build each language's generated retry table once per session, with its real toolchain, for the SDK tests.
 
 Every build happens in a temporary directory: the generated file is copied there next to a small harness from
-this folder and a vectors file that the test writes from the JSON conformance data. A missing toolchain skips
+this folder and the JSON conformance files, which each harness reads as they are (the Rust one with the small
+reader in json_reader.rs, since it builds with the standard library alone). A missing toolchain skips
 these tests on a developer's machine but fails them in CI (CI=true), where `.ci/setup.d/` installs it.
 """
 
@@ -17,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from generator.render.rust import rust_string
+from generator import paths
 from tests.support import ROOT
 
 HERE = Path(__file__).resolve().parent
-CONFORMANCE = ROOT / "generated" / "conformance"
-TS_SOURCE = ROOT / "generated" / "typescript" / "retry-policy.ts"
-RUST_SOURCE = ROOT / "generated" / "rust" / "retry_policy.rs"
+CONFORMANCE = ROOT / paths.CONFORMANCE
+TS_SOURCE = ROOT / paths.TYPESCRIPT
+RUST_SOURCE = ROOT / paths.RUST
 TSC = ROOT / "tools" / "typescript" / "node_modules" / ".bin" / "tsc"
 # Stricter than --strict alone: generated code must also be clean for SDKs that turn these on.
 TSC_FLAGS = (
@@ -97,28 +98,6 @@ class Answers:
 # -- TypeScript ---------------------------------------------------------------------------------------------------
 
 
-def typescript_vectors(keys: dict[str, Any], cases: list[dict[str, Any]]) -> str:
-    """vectors.ts: the conformance data as TypeScript literals (JSON with ASCII escapes is valid TypeScript)."""
-
-    def literal(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=True)
-
-    key_items = [{"name": v["name"], "value": v["value"]} for v in keys["vectors"]]
-    pairs = [{"a": c["a"], "b": c["b"]} for c in keys["comparisons"]]
-    fields = ("method", "kind", "variant", "failure", "hasKey", "allowDuplicates")
-    questions = [{name: c[name] for name in fields} for c in cases]
-    return (
-        "export const KEY_VECTORS: readonly { readonly name: string; readonly value: unknown }[] = "
-        f"{literal(key_items)};\n"
-        "export const COMPARISONS: readonly { readonly a: string; readonly b: string }[] = "
-        f"{literal(pairs)};\n"
-        "export const DECISION_CASES: readonly {\n"
-        "  readonly method: string; readonly kind: string; readonly variant: string | null;\n"
-        "  readonly failure: string; readonly hasKey: boolean; readonly allowDuplicates: boolean;\n"
-        f"}}[] = {literal(questions)};\n"
-    )
-
-
 @pytest.fixture(scope="session")
 def typescript_answers(
     tmp_path_factory: pytest.TempPathFactory, key_vectors: dict[str, Any], decision_cases: list[dict[str, Any]]
@@ -129,7 +108,8 @@ def typescript_answers(
     work = tmp_path_factory.mktemp("typescript")
     shutil.copy(TS_SOURCE, work / "retry-policy.ts")
     shutil.copy(HERE / "harness.ts", work / "harness.ts")
-    (work / "vectors.ts").write_text(typescript_vectors(key_vectors, decision_cases), encoding="utf-8")
+    for path in (paths.KEY_VECTORS, paths.DECISION_VECTORS):  # read by the harness as they are
+        shutil.copy(ROOT / path, work / Path(path).name)
     run([node, tsc, *TSC_FLAGS, "--outDir", "out", "harness.ts"], work)
     done = run([node, str(work / "out" / "harness.js")], work)
     data = json.loads(done.stdout)
@@ -137,40 +117,6 @@ def typescript_answers(
 
 
 # -- Rust ---------------------------------------------------------------------------------------------------------
-
-
-def _option(value: str | None) -> str:
-    return "None" if value is None else f"Some({rust_string(value)})"
-
-
-def rust_vectors(keys: dict[str, Any], cases: list[dict[str, Any]]) -> str:
-    """vectors.rs: the conformance data as Rust literals.
-
-    A value that a Rust `&str` cannot hold (not a string, or a lone surrogate) becomes `None`: in Rust such a
-    value never reaches the validator, because the JSON parser rejects it first.
-    """
-    lines = ["// Written by tests/sdk/conftest.py from generated/conformance/.", ""]
-    lines.append("pub const KEY_VECTORS: &[KeyVector] = &[")
-    for v in keys["vectors"]:
-        holdable = isinstance(v["value"], str) and v.get("wellFormed", False)
-        value = f"Some({rust_string(v['value'])})" if holdable else "None"
-        lines.append(
-            f"    KeyVector {{ name: {rust_string(v['name'])}, value: {value}, "
-            f"valid: {str(v['valid']).lower()}, reason: {_option(v['reason'])} }},"
-        )
-    lines.append("];")
-    lines.append("pub const COMPARISONS: &[(&str, &str)] = &[")
-    lines += [f"    ({rust_string(c['a'])}, {rust_string(c['b'])})," for c in keys["comparisons"]]
-    lines.append("];")
-    lines.append("pub const DECISION_CASES: &[DecisionCase] = &[")
-    for c in cases:
-        lines.append(
-            f"    DecisionCase {{ method: {rust_string(c['method'])}, kind: {rust_string(c['kind'])}, "
-            f"variant: {_option(c['variant'])}, failure: {rust_string(c['failure'])}, "
-            f"has_key: {str(c['hasKey']).lower()}, allow_duplicates: {str(c['allowDuplicates']).lower()} }},"
-        )
-    lines.append("];")
-    return "\n".join(lines) + "\n"
 
 
 @pytest.fixture(scope="session")
@@ -181,8 +127,10 @@ def rust_answers(
     rustc = require_tool("rustc")
     work = tmp_path_factory.mktemp("rust")
     shutil.copy(RUST_SOURCE, work / "retry_policy.rs")
-    shutil.copy(HERE / "harness.rs", work / "harness.rs")
-    (work / "vectors.rs").write_text(rust_vectors(key_vectors, decision_cases), encoding="utf-8")
+    for name in ("harness.rs", "json_reader.rs"):
+        shutil.copy(HERE / name, work / name)
+    for path in (paths.KEY_VECTORS, paths.DECISION_VECTORS):  # read by the harness as they are
+        shutil.copy(ROOT / path, work / Path(path).name)
     run([rustc, "--edition", RUST_EDITION, "--test", "-D", "warnings", "-o", "harness", "harness.rs"], work)
     # The harness's one test prints the answers as JSON lines between markers; --nocapture lets them through.
     done = run([str(work / "harness"), "--nocapture", "--test-threads", "1"], work)

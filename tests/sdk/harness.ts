@@ -1,5 +1,6 @@
 // Test harness for the generated TypeScript retry table, compiled by tests/sdk/conftest.py with `tsc --strict`
-// next to a copy of generated/typescript/retry-policy.ts and a vectors.ts written from the conformance JSON.
+// next to a copy of generated/typescript/retry-policy.ts and of the conformance JSON files, which it reads as
+// they are (no second copy of the vectors is written for it).
 // It checks the types and the freezing on its own, and prints its answers to the shared vectors as JSON, which
 // the Python test compares with the expected outcomes.
 
@@ -17,7 +18,29 @@ import {
   RETRY_TABLE,
   type RetryClass,
 } from "./retry-policy";
-import { COMPARISONS, DECISION_CASES, KEY_VECTORS } from "./vectors";
+
+// Node's module loader parses the JSON files; declaring `require` here spares the harness a type package.
+declare const require: (name: string) => unknown;
+interface KeyFile {
+  readonly vectors: readonly { readonly name: string; readonly value: unknown }[];
+  readonly comparisons: readonly { readonly a: string; readonly b: string }[];
+}
+interface DecisionFile {
+  readonly cases: readonly {
+    readonly method: string;
+    readonly kind: string;
+    readonly variant: string | null;
+    readonly failure: string;
+    readonly errorCode: number | null;
+    readonly hasKey: boolean;
+    readonly allowDuplicates: boolean;
+  }[];
+}
+// The compiled harness runs from out/, the JSON files sit one level up.
+const KEY_FILE = require("../idempotency-key.json") as KeyFile;
+const KEY_VECTORS = KEY_FILE.vectors;
+const COMPARISONS = KEY_FILE.comparisons;
+const DECISION_CASES = (require("../retry-decisions.json") as DecisionFile).cases;
 
 // -- types: these lines only compile if the table keeps its literal types and stays read-only ------------------
 const promptClass: "keyed" = RETRY_TABLE["session/prompt"].request.retryClass;
@@ -79,9 +102,11 @@ const decisions = DECISION_CASES.map((c) => {
   if (!isKind(c.kind) || !isFailure(c.failure)) {
     throw new Error(`a case names an unknown kind or failure: ${JSON.stringify(c)}`);
   }
-  const options = c.variant === null ? { allowDuplicates: c.allowDuplicates } : { variant: c.variant, allowDuplicates: c.allowDuplicates };
+  const base = { allowDuplicates: c.allowDuplicates, errorCode: c.errorCode };
+  const options = c.variant === null ? base : { ...base, variant: c.variant };
   const answer = mayResend(c.method, c.kind, c.failure, c.hasKey, options);
-  if (c.variant === null && !c.allowDuplicates && answer !== mayResend(c.method, c.kind, c.failure, c.hasKey)) {
+  const defaults = c.errorCode === null && !c.allowDuplicates && c.variant === null;
+  if (defaults && answer !== mayResend(c.method, c.kind, c.failure, c.hasKey)) {
     throw new Error(`the default options differ from explicit ones: ${JSON.stringify(c)}`);
   }
   return answer;

@@ -11,9 +11,9 @@ import pytest
 from generator.pipeline import load_spec
 from generator.render import rust, sdk, typescript, vectors
 from tests.sdk.conftest import RUST_EDITION, TSC, TSC_FLAGS, require_tool, run
-from tests.support import SPEC_FIXTURES, make_project
+from tests.support import SPEC_FIXTURES, fixture_cases, make_project
 
-CASES = sorted(p.name for p in SPEC_FIXTURES.iterdir() if p.is_dir())
+CASES = fixture_cases(SPEC_FIXTURES)
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, st
     out = {}
     for case in CASES:
         root = make_project(tmp_path_factory.mktemp(case), case)
-        out[case] = sdk.render(load_spec(root / "spec", root))
+        out[case] = sdk.render_code(load_spec(root / "spec", root))
     return out
 
 

@@ -50,6 +50,7 @@ def test_may_resend_passes_every_case(decision_cases: list[dict[str, Any]]) -> N
             c["kind"],
             c["failure"],
             c["hasKey"],
+            error_code=c["errorCode"],
             variant=c["variant"],
             allow_duplicates=c["allowDuplicates"],
         )

@@ -13,11 +13,13 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from generator import paths
+
 from .conftest import ROOT, SCREENSHOTS
 
 pytestmark = pytest.mark.slow
 
-POLICY = json.loads((ROOT / "generated" / "retry-policy.json").read_text(encoding="utf-8"))
+POLICY = json.loads((ROOT / paths.POLICY).read_text(encoding="utf-8"))
 ENTRIES = POLICY["methods"]
 
 
@@ -106,7 +108,7 @@ def test_dark_mode_toggle(site_url, browser_page):
     page.wait_for_function(f"{scheme} === 'default'")
 
 
-@pytest.mark.parametrize(("path", "diagrams"), [("keyed-prompts/", 2), ("sdk-authors/", 1)])
+@pytest.mark.parametrize(("path", "diagrams"), [("keyed-prompts/", 2), ("reference/retry-classes/", 1)])
 def test_mermaid_diagrams_render_offline(site_url, browser_page, path, diagrams):
     page, _ = browser_page
     page.goto(f"{site_url}/{path}")

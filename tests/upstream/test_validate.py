@@ -6,10 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from generator import paths
 from tests.support import ROOT
 
 SESSION = Path(__file__).with_name("session.ndjson")
-PACKAGE_DIR = ROOT / "generated" / "python"
+PACKAGE_DIR = ROOT / paths.PYTHON_DIST
 
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ Import these instead of spelling `"session/prompt"` or `-32602` by hand; they fo
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Final, Literal, get_args
+from typing import Final, Literal, NewType, get_args
 
 MethodName = Literal[
     "$/cancel_request",
@@ -47,6 +47,16 @@ MethodName = Literal[
 
 METHOD_NAMES: Final[frozenset[str]] = frozenset(get_args(MethodName))
 """The same names as a set, for checks at run time."""
+
+ExtensionMethod = NewType("ExtensionMethod", str)
+"""An extension method's name, which starts with `EXTENSION_PREFIX`: `ExtensionMethod("_zed.dev/buffers")`.
+
+Functions that take a `MethodName` take one of these too, so a misspelt ACP method is a type error while an
+extension is said to be one on purpose.
+"""
+
+MessageKind = Literal["notification", "request"]
+"""The kinds of message a method entry can be."""
 
 EXTENSION_PREFIX: Final = "_"
 """Method names (and tag values) that start with it are extensions, private to the peers that use them."""

@@ -15,6 +15,8 @@ from enum import Enum
 from types import MappingProxyType
 from typing import NamedTuple
 
+from .protocol import ExtensionMethod, MessageKind, MethodName
+
 
 class RetryClass(str, Enum):
     """What a second copy of the same message does."""
@@ -60,33 +62,124 @@ DECISIONS: Mapping[RetryClass, Mapping[FailureKind, Decision]] = MappingProxyTyp
             {
                 FailureKind.NOT_SENT: Decision.ALWAYS,
                 FailureKind.NO_RESPONSE: Decision.ALWAYS,
-                FailureKind.ERROR_RESPONSE: Decision.ALWAYS,
             }
         ),
         RetryClass.KEYED: MappingProxyType(
             {
                 FailureKind.NOT_SENT: Decision.ALWAYS,
                 FailureKind.NO_RESPONSE: Decision.WITH_KEY,
-                FailureKind.ERROR_RESPONSE: Decision.ALWAYS,
             }
         ),
         RetryClass.DUPLICATING: MappingProxyType(
             {
                 FailureKind.NOT_SENT: Decision.ALWAYS,
                 FailureKind.NO_RESPONSE: Decision.OPT_IN,
-                FailureKind.ERROR_RESPONSE: Decision.ALWAYS,
             }
         ),
         RetryClass.UNSAFE: MappingProxyType(
             {
                 FailureKind.NOT_SENT: Decision.ALWAYS,
                 FailureKind.NO_RESPONSE: Decision.NEVER,
-                FailureKind.ERROR_RESPONSE: Decision.NEVER,
             }
         ),
     }
 )
-"""The decision of each retry class for each failure kind."""
+"""The decision of each retry class for each failure kind that is not decided by error code."""
+
+CODED_FAILURES: frozenset[FailureKind] = frozenset(
+    {
+        FailureKind.ERROR_RESPONSE,
+    }
+)
+"""The failure kinds whose decision depends on the error code (an error response): see `ERROR_DECISIONS`."""
+
+ERROR_DECISIONS: Mapping[int, Mapping[RetryClass, Decision]] = MappingProxyType(
+    {
+        -32700: MappingProxyType(  # Parse error
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32600: MappingProxyType(  # Invalid request
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32601: MappingProxyType(  # Method not found
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32602: MappingProxyType(  # Invalid params
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32603: MappingProxyType(  # Internal error
+            {
+                RetryClass.SAFE: Decision.ALWAYS,
+                RetryClass.KEYED: Decision.WITH_KEY,
+                RetryClass.DUPLICATING: Decision.OPT_IN,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32800: MappingProxyType(  # Request cancelled
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32000: MappingProxyType(  # Authentication required
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32002: MappingProxyType(  # Resource not found
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+        -32022: MappingProxyType(  # Unsupported protocol version
+            {
+                RetryClass.SAFE: Decision.NEVER,
+                RetryClass.KEYED: Decision.NEVER,
+                RetryClass.DUPLICATING: Decision.NEVER,
+                RetryClass.UNSAFE: Decision.NEVER,
+            }
+        ),
+    }
+)
+"""The decision of each retry class after an error response, by error code."""
+
+OTHER_ERROR_DECISIONS: Mapping[RetryClass, Decision] = MappingProxyType(
+    {
+        RetryClass.SAFE: Decision.NEVER,
+        RetryClass.KEYED: Decision.NEVER,
+        RetryClass.DUPLICATING: Decision.NEVER,
+        RetryClass.UNSAFE: Decision.NEVER,
+    }
+)
+"""Any other code: the decision of each retry class after an error code that `ERROR_DECISIONS` does not list."""
 
 
 class Entry(NamedTuple):
@@ -169,7 +262,7 @@ POLICY: Mapping[tuple[str, str], Entry] = MappingProxyType(
             kind="request",
             direction="agent-to-client",
             stability="stable",
-            retry_class=RetryClass.SAFE,
+            retry_class=RetryClass.DUPLICATING,
             key_param=None,
             success_equivalent_errors=(),
             variants=MappingProxyType({}),
@@ -279,7 +372,7 @@ POLICY: Mapping[tuple[str, str], Entry] = MappingProxyType(
             kind="notification",
             direction="client-to-agent",
             stability="stable",
-            retry_class=RetryClass.SAFE,
+            retry_class=RetryClass.UNSAFE,
             key_param=None,
             success_equivalent_errors=(),
             variants=MappingProxyType({}),
@@ -349,7 +442,7 @@ POLICY: Mapping[tuple[str, str], Entry] = MappingProxyType(
             kind="request",
             direction="agent-to-client",
             stability="stable",
-            retry_class=RetryClass.SAFE,
+            retry_class=RetryClass.DUPLICATING,
             key_param=None,
             success_equivalent_errors=(),
             variants=MappingProxyType({}),
@@ -447,7 +540,7 @@ POLICY: Mapping[tuple[str, str], Entry] = MappingProxyType(
             stability="stable",
             retry_class=RetryClass.SAFE,
             key_param=None,
-            success_equivalent_errors=(-32602,),
+            success_equivalent_errors=(),
             variants=MappingProxyType({}),
         ),
         ("tool_call/cancel", "request"): Entry(
@@ -457,7 +550,7 @@ POLICY: Mapping[tuple[str, str], Entry] = MappingProxyType(
             stability="stable",
             retry_class=RetryClass.SAFE,
             key_param=None,
-            success_equivalent_errors=(-32602,),
+            success_equivalent_errors=(),
             variants=MappingProxyType({}),
         ),
     }
@@ -469,7 +562,9 @@ FALLBACK_CLASS = RetryClass.UNSAFE
 """The class assumed for methods the table does not know (extensions, newer versions): the least forgiving."""
 
 
-def retry_class(method: str, kind: str = "request", variant: str | None = None) -> RetryClass:
+def retry_class(
+    method: MethodName | ExtensionMethod, kind: MessageKind = "request", variant: str | None = None
+) -> RetryClass:
     """The retry class of an entry, or of one of its variants; `FALLBACK_CLASS` for unknown ones."""
     entry = POLICY.get((method, kind))
     if entry is None:
@@ -479,22 +574,39 @@ def retry_class(method: str, kind: str = "request", variant: str | None = None) 
     return entry.retry_class
 
 
+def decision_for(
+    retry_class: RetryClass | str, failure: FailureKind | str, error_code: int | None = None
+) -> Decision:
+    """The decision of a class after `failure`; after a failure decided by code, the code's row decides.
+
+    An error response without a code, or with a code the table does not list, gets the row for other codes.
+    """
+    failure = FailureKind(failure)
+    retry_class = RetryClass(retry_class)
+    if failure in CODED_FAILURES:
+        # No code (None) is never a key of the table, so it gets the row for other codes too.
+        return ERROR_DECISIONS.get(error_code, OTHER_ERROR_DECISIONS)[retry_class]  # type: ignore[arg-type]
+    return DECISIONS[retry_class][failure]
+
+
 def may_resend(
-    method: str,
-    kind: str,
+    method: MethodName | ExtensionMethod,
+    kind: MessageKind,
     failure: FailureKind | str,
     has_key: bool,
     *,
+    error_code: int | None = None,
     variant: str | None = None,
     allow_duplicates: bool = False,
 ) -> bool:
     """Whether an SDK may send the same message again on its own after `failure`.
 
-    `has_key` says whether the message carries an idempotency key that every attempt shares;
-    `allow_duplicates` is the caller's explicit consent to a duplicate for entries that need it;
-    `variant` picks a variant's own class (a `sessionUpdate` value of `session/update`).
+    `error_code` is the code of an error response (the decision depends on it); `has_key` says whether the
+    message carries an idempotency key that every attempt shares; `allow_duplicates` is the caller's explicit
+    consent to a duplicate for entries that need it; `variant` picks a variant's own class (a `sessionUpdate`
+    value of `session/update`).
     """
-    decision = DECISIONS[retry_class(method, kind, variant)][FailureKind(failure)]
+    decision = decision_for(retry_class(method, kind, variant), failure, error_code)
     if decision is Decision.ALWAYS:
         return True
     if decision is Decision.WITH_KEY:
@@ -502,6 +614,15 @@ def may_resend(
     if decision is Decision.OPT_IN:
         return allow_duplicates
     return False
+
+
+# region: client timings
+PENDING_PROMPT_PATIENCE_SECONDS = 120
+"""Wait before a pending keyed prompt counts as "no response". An Agent answers session/prompt only once the message is inserted, and a prompt may wait behind other work. While the connection is up and the session keeps sending session/update notifications, an unanswered keyed prompt is still pending, not lost. A Client treats an attempt as "no response" when the connection drops, or when neither an answer nor any session/update for the session has arrived for this many seconds; it then resends with the same key (a retry of a prompt that is still pending simply waits for the original)."""
+
+PENDING_PROMPT_MAX_AGE_SECONDS = 3600
+"""Age after which a pending prompt is shown to the user instead of resent. A keyed prompt still unanswered after a restart or a reconnection is resent with its key only while it is younger than this. An older one is shown to the user, who decides: the user may have moved on, and the Agent may have forgotten the key together with a message it no longer keeps."""
+# endregion
 
 
 # region: idempotency keys

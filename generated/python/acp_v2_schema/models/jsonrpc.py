@@ -25,6 +25,30 @@ A JSON-RPC error code: one of the codes JSON-RPC and ACP define, or any other in
 """
 
 
+class InvalidParamsErrorData(BaseModel):
+    """
+    The data of a -32602 (Invalid params) error, telling its cases apart (an addition of this spec to ACP). An Agent that rejects a session/prompt because of its idempotencyKey SHOULD send it. A Client that gets no such data treats the error as any other bad parameter. In no case does the Client resend the same params.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    param: str
+    """
+    The name of the rejected parameter, such as idempotencyKey.
+    """
+    reason: Annotated[str, Field(examples=["malformed-key", "key-reused"])]
+    """
+    Why it was rejected. "malformed-key": the value is not a valid IdempotencyKey, a bug in the Client to fix. "key-reused": the key already belongs to another prompt, so nothing was inserted for this one; if the user meant to send it, it is a new submission with a new key. Any other value: another problem with the parameter.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
 RequestId = TypeAliasType("RequestId", int | str)
 """
 A JSON-RPC request id: a string or an integer, never null.
@@ -96,7 +120,8 @@ class CancelRequestNotification(BaseModel):
 
 
 ErrorData = TypeAliasType(
-    "ErrorData", UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
+    "ErrorData",
+    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | InvalidParamsErrorData | Any,
 )
 """
 The data of an error: a shape ACP defines for some codes, or any JSON value.

@@ -1,0 +1,55 @@
+"""The type reference pages: family names readers know, no filler text, and a JSON example per type that the
+type's own schema accepts."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from jsonschema import Draft202012Validator
+
+from generator import paths
+from generator.pipeline import load_spec
+from generator.render.docs import render as render_docs
+from tests.support import ROOT
+
+SPEC = load_spec(ROOT / "spec", ROOT)
+PAGES = {path: text for path, text in render_docs(SPEC).items() if "/types/" in path and not path.endswith("index.md")}
+SECTION = re.compile(r"^## `(?P<name>[^`]+)` \{ #[^}]+ \}\n(?P<body>.*?)(?=^## |\Z)", re.S | re.M)
+EXAMPLE = re.compile(r'```json title="Example"\n(.*?)\n```', re.S)
+
+
+def _examples() -> dict[str, object]:
+    found = {}
+    for text in PAGES.values():
+        for section in SECTION.finditer(text):
+            example = EXAMPLE.search(section["body"])
+            if example:
+                found[section["name"]] = json.loads(example.group(1))
+    return found
+
+
+def test_families_carry_their_display_names() -> None:
+    titles = {f.name: f.title for f in SPEC.families}
+    assert titles["jsonrpc"] == "JSON-RPC" and titles["mcp"] == "MCP"
+    for family in SPEC.families:
+        text = PAGES[paths.type_page(family.name)]
+        assert f'title: "{family.title} types"' in text
+        assert f"\n# {family.title} types\n" in text
+
+
+def test_no_filler_shape_lines() -> None:
+    for path, text in PAGES.items():
+        assert not re.search(r"^An object\.$", text, re.M), path
+
+
+def test_every_shown_example_is_valid_for_its_type() -> None:
+    bundle = {"$defs": {t.name: t.schema for t in SPEC.types}}
+    examples = _examples()
+    for name, value in examples.items():
+        errors = list(Draft202012Validator({**bundle, "$ref": f"#/$defs/{name}"}).iter_errors(value))
+        assert errors == [], (name, [e.message for e in errors])
+    # Params and results come from the worked examples, so each of them has one; nearly every other type too.
+    declared = {m.params for m in SPEC.methods} | {m.result for m in SPEC.methods}
+    assert declared - {None} <= set(examples)
+    assert len(examples) >= 0.95 * len(SPEC.types)
