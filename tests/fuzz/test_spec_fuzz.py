@@ -36,10 +36,11 @@ FIXTURE_SPEC = SPEC_FIXTURES / "keyed" / "spec"
 REAL_POOL = string_pool(REAL_SPEC)
 FIXTURE_POOL = string_pool(FIXTURE_SPEC)
 # Every renderer but the two that take most of a second or more per run: the Python package
-# (datamodel-code-generator and ruff) and the JSON Schema (it checks what it emits against the meta-schema).
-# The second property runs them on every valid draw.
+# (datamodel-code-generator and ruff) and the JSON Schema (it checks what it emits against the meta-schema), and
+# the page that quotes the Python package. The second property runs them all on every valid draw.
 _COSTLY = ("generator.render.python_pkg", "generator.render.schema")
-CHEAP_RENDERERS = tuple(r for r in render.RENDERERS if r.__module__ not in _COSTLY)
+CHEAP_RENDERERS = tuple(r for r in render.CODE_RENDERERS if r.__module__ not in _COSTLY)
+CHEAP_PAGES = tuple(p for p in render.PAGE_RENDERERS if p.__module__ != "generator.render.sdk")
 
 
 def _assert_diagnostics(err: str) -> None:
@@ -71,11 +72,15 @@ def test_mutated_real_spec_is_valid_or_diagnosed(data: st.DataObject) -> None:
             record("real spec, validate", "exit 2 with diagnostics")
             return
         spec = load_spec(root / "spec", root)
+        files: dict[str, str] = {}
         for renderer in CHEAP_RENDERERS:
-            for rel, text in renderer(spec).items():
-                text.encode("utf-8")  # every output can be written
-                if rel.endswith(".json"):
-                    json.loads(text, parse_constant=_no_constant)  # no NaN or Infinity
+            files.update(renderer(spec))
+        for page_renderer in CHEAP_PAGES:
+            files.update(page_renderer(spec, files))
+        for rel, text in files.items():
+            text.encode("utf-8")  # every output can be written
+            if rel.endswith(".json"):
+                json.loads(text, parse_constant=_no_constant)  # no NaN or Infinity
         record("real spec, validate", "exit 0 and rendered")
 
 
