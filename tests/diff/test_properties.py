@@ -26,8 +26,14 @@ KEY_PARAMS = {(m.params, m.key_param) for m in MODEL.methods if m.key_param}
 KEYED_CLASSES = {m.retry_class for m in MODEL.methods if m.key_param}  # these need a key parameter
 PLAIN_METHODS = sorted(m.source for m in MODEL.methods if not m.key_param and not m.variants)
 CLASSES = [c.name for c in MODEL.classes if c.name not in KEYED_CLASSES]
+# Properties as written in spec/types (the model's schemas also hold derived ones, such as envelope members, that a
+# YAML edit cannot remove).
+_WRITTEN = {t.name: yaml.safe_load((ROOT / t.source).read_text())["types"][t.name] for t in MODEL.types}
 OBJECT_TYPES = sorted(
-    (t.source, t.name, p) for t in MODEL.types for p in t.schema.get("properties", {}) if (t.name, p) not in KEY_PARAMS
+    (t.source, t.name, p)
+    for t in MODEL.types
+    for p in _WRITTEN[t.name].get("properties", {})
+    if (t.name, p) not in KEY_PARAMS
 )
 CONST_SETS = sorted(
     (t.source, t.name) for t in MODEL.types if len([b for b in t.schema.get("anyOf", []) if "const" in b]) > 1
