@@ -19,14 +19,22 @@ from ..model import Spec
 from ..semantics import REF_PREFIX
 from .templates import PARTIALS, render, render_output
 
-UNKNOWN_TAG = "__unknown__"  # the Tag of the fallback variant; never a value on the wire (it is never looked up)
+UNKNOWN_TAG = "__unknown__"  # the Tag of a dispatched fallback; never a value on the wire (it is never looked up)
+KNOWN_LABEL = "(known variants)"  # labels of a union's two branches in validation errors
+OTHER_LABEL = "(other variant)"
 SUPPORT_MODULE = paths.PYTHON_OPEN_UNIONS.rsplit("/", 1)[-1].removesuffix(".py")
 _CONFIG_BLOCK = re.compile(r"^    model_config = ConfigDict\(\n(?:        .*\n)*?    \)\n", re.M)
 
 
 def support_module(header: str) -> str:
     """`models/_open_unions.py`: the tag selector every open union uses."""
-    return render_output(paths.PYTHON_OPEN_UNIONS, header=header, unknown_tag=UNKNOWN_TAG)
+    return render_output(
+        paths.PYTHON_OPEN_UNIONS,
+        header=header,
+        unknown_tag=UNKNOWN_TAG,
+        known_label=KNOWN_LABEL,
+        other_label=OTHER_LABEL,
+    )
 
 
 def open_models(source: str, spec: Spec) -> str:
@@ -66,7 +74,8 @@ def open_models(source: str, spec: Spec) -> str:
             index += 1
     return "".join(out).replace(
         "\nfrom pydantic import ",
-        f"\nfrom .{SUPPORT_MODULE} import select_tag\nfrom pydantic import Discriminator, Tag, ",
+        f"\nfrom .{SUPPORT_MODULE} import KNOWN_VARIANTS, OTHER_VARIANT, select_tag, unknown_tag\n"
+        "from pydantic import Discriminator, Tag, field_validator, ",
         1,
     )
 
@@ -114,7 +123,7 @@ def _composed(node: ast.Assign, bases: dict[str, list[str]], variant_of: dict[st
             tag=union.tag,
         )
         chosen.append((fallback, UNKNOWN_TAG))
-    return fallback_class + _alias(name, union, chosen, fallback=None)
+    return fallback_class + _dispatched(name, union, chosen)
 
 
 def _name(line: str) -> str:
@@ -146,17 +155,22 @@ def _open_alias(name: str, union: unions.TaggedUnion, node: ast.Assign) -> str:
     by_type = {type_name: value for value, type_name in union.variants}
     if sorted(classes) != sorted(by_type):
         raise RuntimeError(f"{name}: the generated variants {classes} differ from the spec's {sorted(by_type)}")
-    fallback = unions.fallback_name(name)
-    members = [(c, by_type[c]) for c in classes] + [(fallback, UNKNOWN_TAG)]
-    return _alias(name, union, members, fallback=fallback)
-
-
-def _alias(name: str, union: unions.TaggedUnion, members: list[tuple[str, str]], *, fallback: str | None) -> str:
-    """The text of an open union alias (and of its fallback class, when given)."""
     return render(
         f"{PARTIALS}/open_union_alias.py.j2",
         name=name,
-        fallback=fallback,
+        fallback=unions.fallback_name(name),
+        tag=union.tag,
+        attribute=naming.snake_case(union.tag),
+        members=classes,
+        known=list(union.known),
+    )
+
+
+def _dispatched(name: str, union: unions.TaggedUnion, members: list[tuple[str, str]]) -> str:
+    """The text of a union dispatched on its tag by `select_tag` (members: class and tag value)."""
+    return render(
+        f"{PARTIALS}/open_union_dispatched.py.j2",
+        name=name,
         tag=union.tag,
         attribute=naming.snake_case(union.tag),
         members=members,

@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any, Literal
 
 from acp_v2_schema import load_policy, models
+from acp_v2_schema.reader import check
 from pydantic import TypeAdapter, ValidationError
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -233,21 +234,14 @@ def key_param(method: str) -> str | None:
 
 
 def _problems(name: str, value: Any, where: str) -> list[str]:
-    """Problems with `value` as an instance of the generated type `name`; never repeats the value itself."""
+    """Problems with `value` as an instance of the generated type `name`; never repeats the value itself.
+
+    The check is the generated reader's: strict, as the wire is JSON, with the error paths readers show.
+    """
     try:
-        text = json.dumps(value)
-    except (ValueError, RecursionError):
-        return [f"{where}: cannot be encoded as JSON"]
-    try:
-        # Strict JSON mode, as the wire is JSON: "2" is not a protocol version, though lax mode would accept it.
-        _adapter(name).validate_json(text, strict=True)
-    except ValidationError as exc:
-        out = []
-        for error in exc.errors(include_url=False, include_input=False):
-            path = ".".join(str(part) for part in (where, *error["loc"]))
-            out.append(f"{path}: {error['msg']}")
-        return out
-    return []
+        return list(check(name, value, where)[1])
+    except RecursionError:
+        return [f"{where}: nests too deeply"]
 
 
 def params_problems(method: str, kind: str, params: Any) -> list[str]:

@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError, create_model
 from pydantic_core import from_json
 
 from . import models
+from .models._open_unions import error_paths
 from .protocol import EXTENSION_PREFIX, KnownErrorCode
 
 
@@ -201,18 +202,23 @@ def check_in_line(type_name: str, where: str, line: str | bytes) -> tuple[Any, t
 
 def _problems(exc: ValidationError, prefix: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(
-        f"{'.'.join(str(part) for part in (*prefix, *error['loc']))}: {error['msg']}"
-        for error in exc.errors(include_url=False)
+        f"{'.'.join(str(part) for part in (*prefix, *loc))}: {msg}"
+        for loc, msg in error_paths(exc.errors(include_url=False))
     )
 
 
 def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]:
     """`value` validated as the named model: (the model, no problems) or (None, one problem per error).
 
-    Validation is strict, as JSON on the wire is: `"2"` is not a number here, though lax mode would accept it.
+    Validation runs on the value's JSON text, strictly, as on the wire: `"2"` is not a number here, and a string
+    holding a lone surrogate is refused (JSON exchanged between systems is UTF-8, which cannot hold one).
     """
     try:
-        return adapter(type_name).validate_python(value, strict=True), ()
+        text = json.dumps(value)
+    except (ValueError, RecursionError):
+        return None, (f"{where}: cannot be written as JSON",)
+    try:
+        return adapter(type_name).validate_json(text, strict=True), ()
     except ValidationError as exc:
         return None, _problems(exc, (where,))
 

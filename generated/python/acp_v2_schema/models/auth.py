@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 
 class AuthAccount(BaseModel):
@@ -285,25 +285,29 @@ class OtherAuthMethod(BaseModel):
     The tag value, which no known variant of AuthMethod has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "terminal",
+                    "agent",
+                )
+            ),
+        )
+
 
 AuthMethod = TypeAliasType(
     "AuthMethod",
     Annotated[
-        Annotated[AuthMethodTerminal, Tag("terminal")]
-        | Annotated[AuthMethodAgent, Tag("agent")]
-        | Annotated[OtherAuthMethod, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "terminal",
-                        "agent",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[AuthMethodTerminal | AuthMethodAgent, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherAuthMethod, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 
 class SessionConfigBoolean(BaseModel):
@@ -205,25 +205,32 @@ class OtherSetSessionConfigOptionRequest(BaseModel):
     The tag value, which no known variant of SetSessionConfigOptionRequest has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "id",
+                    "boolean",
+                )
+            ),
+        )
+
 
 SetSessionConfigOptionRequest = TypeAliasType(
     "SetSessionConfigOptionRequest",
     Annotated[
-        Annotated[SetSessionConfigOptionRequestId, Tag("id")]
-        | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-        | Annotated[OtherSetSessionConfigOptionRequest, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "id",
-                        "boolean",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                SetSessionConfigOptionRequestId | SetSessionConfigOptionRequestBoolean,
+                Field(discriminator="type"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherSetSessionConfigOptionRequest, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -347,25 +354,31 @@ class OtherSessionConfigOption(BaseModel):
     The tag value, which no known variant of SessionConfigOption has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "select",
+                    "boolean",
+                )
+            ),
+        )
+
 
 SessionConfigOption = TypeAliasType(
     "SessionConfigOption",
     Annotated[
-        Annotated[SessionConfigOptionSelect, Tag("select")]
-        | Annotated[SessionConfigOptionBoolean, Tag("boolean")]
-        | Annotated[OtherSessionConfigOption, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "select",
-                        "boolean",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                SessionConfigOptionSelect | SessionConfigOptionBoolean, Field(discriminator="type")
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherSessionConfigOption, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
 """
@@ -343,31 +343,35 @@ class OtherContentBlock(BaseModel):
     The tag value, which no known variant of ContentBlock has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "text",
+                    "image",
+                    "audio",
+                    "resource_link",
+                    "resource",
+                )
+            ),
+        )
+
 
 ContentBlock = TypeAliasType(
     "ContentBlock",
     Annotated[
-        Annotated[TextContent, Tag("text")]
-        | Annotated[ImageContent, Tag("image")]
-        | Annotated[AudioContent, Tag("audio")]
-        | Annotated[ResourceLink, Tag("resource_link")]
-        | Annotated[EmbeddedResource, Tag("resource")]
-        | Annotated[OtherContentBlock, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "text",
-                        "image",
-                        "audio",
-                        "resource_link",
-                        "resource",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+                Field(discriminator="type"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherContentBlock, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

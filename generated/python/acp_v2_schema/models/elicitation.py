@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 
 class BooleanPropertySchema(BaseModel):
@@ -744,27 +744,35 @@ class OtherCreateElicitationResponse(BaseModel):
     The tag value, which no known variant of CreateElicitationResponse has.
     """
 
+    @field_validator("action")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "accept",
+                    "decline",
+                    "cancel",
+                )
+            ),
+        )
+
 
 CreateElicitationResponse = TypeAliasType(
     "CreateElicitationResponse",
     Annotated[
-        Annotated[CreateElicitationResponseAccept, Tag("accept")]
-        | Annotated[CreateElicitationResponseDecline, Tag("decline")]
-        | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-        | Annotated[OtherCreateElicitationResponse, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "action",
-                "action",
-                frozenset(
-                    (
-                        "accept",
-                        "decline",
-                        "cancel",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                CreateElicitationResponseAccept
+                | CreateElicitationResponseDecline
+                | CreateElicitationResponseCancel,
+                Field(discriminator="action"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherCreateElicitationResponse, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -788,31 +796,39 @@ class OtherElicitationPropertySchema(BaseModel):
     The tag value, which no known variant of ElicitationPropertySchema has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "string",
+                    "number",
+                    "integer",
+                    "boolean",
+                    "array",
+                )
+            ),
+        )
+
 
 ElicitationPropertySchema = TypeAliasType(
     "ElicitationPropertySchema",
     Annotated[
-        Annotated[StringPropertySchema, Tag("string")]
-        | Annotated[NumberPropertySchema, Tag("number")]
-        | Annotated[IntegerPropertySchema, Tag("integer")]
-        | Annotated[BooleanPropertySchema, Tag("boolean")]
-        | Annotated[MultiSelectPropertySchema, Tag("array")]
-        | Annotated[OtherElicitationPropertySchema, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "string",
-                        "number",
-                        "integer",
-                        "boolean",
-                        "array",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                StringPropertySchema
+                | NumberPropertySchema
+                | IntegerPropertySchema
+                | BooleanPropertySchema
+                | MultiSelectPropertySchema,
+                Field(discriminator="type"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherElicitationPropertySchema, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

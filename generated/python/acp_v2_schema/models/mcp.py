@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 
 class EnvVariable(BaseModel):
@@ -316,27 +316,30 @@ class OtherMcpServer(BaseModel):
     The tag value, which no known variant of McpServer has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "http",
+                    "acp",
+                    "stdio",
+                )
+            ),
+        )
+
 
 McpServer = TypeAliasType(
     "McpServer",
     Annotated[
-        Annotated[McpServerHttp, Tag("http")]
-        | Annotated[McpServerAcp, Tag("acp")]
-        | Annotated[McpServerStdio, Tag("stdio")]
-        | Annotated[OtherMcpServer, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "http",
-                        "acp",
-                        "stdio",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[McpServerHttp | McpServerAcp | McpServerStdio, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherMcpServer, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

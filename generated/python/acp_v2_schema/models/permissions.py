@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 
 class CancelledPermissionOutcome(BaseModel):
@@ -153,25 +153,32 @@ class OtherRequestPermissionOutcome(BaseModel):
     The tag value, which no known variant of RequestPermissionOutcome has.
     """
 
+    @field_validator("outcome")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "cancelled",
+                    "selected",
+                )
+            ),
+        )
+
 
 RequestPermissionOutcome = TypeAliasType(
     "RequestPermissionOutcome",
     Annotated[
-        Annotated[CancelledPermissionOutcome, Tag("cancelled")]
-        | Annotated[SelectedPermissionOutcome, Tag("selected")]
-        | Annotated[OtherRequestPermissionOutcome, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "outcome",
-                "outcome",
-                frozenset(
-                    (
-                        "cancelled",
-                        "selected",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                CancelledPermissionOutcome | SelectedPermissionOutcome,
+                Field(discriminator="outcome"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherRequestPermissionOutcome, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -239,25 +246,31 @@ class OtherRequestPermissionSubject(BaseModel):
     The tag value, which no known variant of RequestPermissionSubject has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "tool_call",
+                    "command",
+                )
+            ),
+        )
+
 
 RequestPermissionSubject = TypeAliasType(
     "RequestPermissionSubject",
     Annotated[
-        Annotated[ToolCallPermissionSubject, Tag("tool_call")]
-        | Annotated[CommandPermissionSubject, Tag("command")]
-        | Annotated[OtherRequestPermissionSubject, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "tool_call",
-                        "command",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                ToolCallPermissionSubject | CommandPermissionSubject, Field(discriminator="type")
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherRequestPermissionSubject, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

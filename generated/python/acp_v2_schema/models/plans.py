@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 PlanEntryPriority = TypeAliasType(
     "PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str
@@ -184,27 +184,30 @@ class OtherPlanUpdateContent(BaseModel):
     The tag value, which no known variant of PlanUpdateContent has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "items",
+                    "file",
+                    "markdown",
+                )
+            ),
+        )
+
 
 PlanUpdateContent = TypeAliasType(
     "PlanUpdateContent",
     Annotated[
-        Annotated[PlanItems, Tag("items")]
-        | Annotated[PlanFile, Tag("file")]
-        | Annotated[PlanMarkdown, Tag("markdown")]
-        | Annotated[OtherPlanUpdateContent, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "items",
-                        "file",
-                        "markdown",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[PlanItems | PlanFile | PlanMarkdown, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherPlanUpdateContent, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 AbsolutePath = TypeAliasType("AbsolutePath", str)
 """
@@ -391,12 +391,21 @@ class OtherReplayFrom(BaseModel):
     The tag value, which no known variant of ReplayFrom has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(value, frozenset(("start",)))
+
 
 ReplayFrom = TypeAliasType(
     "ReplayFrom",
     Annotated[
-        Annotated[ReplayFromStart, Tag("start")] | Annotated[OtherReplayFrom, Tag("__unknown__")],
-        Discriminator(select_tag("type", "type", frozenset(("start",)))),
+        Annotated[
+            Annotated[ReplayFromStart, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherReplayFrom, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 StopReason = TypeAliasType(
     "StopReason",
@@ -152,27 +152,33 @@ class OtherBackgroundWork(BaseModel):
     The tag value, which no known variant of BackgroundWork has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "terminal",
+                    "tool_call",
+                    "subagent",
+                )
+            ),
+        )
+
 
 BackgroundWork = TypeAliasType(
     "BackgroundWork",
     Annotated[
-        Annotated[BackgroundTerminal, Tag("terminal")]
-        | Annotated[BackgroundToolCall, Tag("tool_call")]
-        | Annotated[BackgroundSubagent, Tag("subagent")]
-        | Annotated[OtherBackgroundWork, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "terminal",
-                        "tool_call",
-                        "subagent",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                BackgroundTerminal | BackgroundToolCall | BackgroundSubagent,
+                Field(discriminator="type"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherBackgroundWork, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -304,29 +310,37 @@ class OtherStateUpdate(BaseModel):
     The tag value, which no known variant of StateUpdate has.
     """
 
+    @field_validator("state")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "running",
+                    "idle",
+                    "requires_action",
+                    "unknown",
+                )
+            ),
+        )
+
 
 StateUpdate = TypeAliasType(
     "StateUpdate",
     Annotated[
-        Annotated[RunningStateUpdate, Tag("running")]
-        | Annotated[IdleStateUpdate, Tag("idle")]
-        | Annotated[RequiresActionStateUpdate, Tag("requires_action")]
-        | Annotated[UnknownStateUpdate, Tag("unknown")]
-        | Annotated[OtherStateUpdate, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "state",
-                "state",
-                frozenset(
-                    (
-                        "running",
-                        "idle",
-                        "requires_action",
-                        "unknown",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                RunningStateUpdate
+                | IdleStateUpdate
+                | RequiresActionStateUpdate
+                | UnknownStateUpdate,
+                Field(discriminator="state"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherStateUpdate, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
 
 class CancelToolCallResponse(BaseModel):
@@ -345,31 +345,39 @@ class OtherDiffChange(BaseModel):
     The tag value, which no known variant of DiffChange has.
     """
 
+    @field_validator("operation")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "add",
+                    "delete",
+                    "modify",
+                    "move",
+                    "copy",
+                )
+            ),
+        )
+
 
 DiffChange = TypeAliasType(
     "DiffChange",
     Annotated[
-        Annotated[DiffChangeAdd, Tag("add")]
-        | Annotated[DiffChangeDelete, Tag("delete")]
-        | Annotated[DiffChangeModify, Tag("modify")]
-        | Annotated[DiffChangeMove, Tag("move")]
-        | Annotated[DiffChangeCopy, Tag("copy")]
-        | Annotated[OtherDiffChange, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "operation",
-                "operation",
-                frozenset(
-                    (
-                        "add",
-                        "delete",
-                        "modify",
-                        "move",
-                        "copy",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                DiffChangeAdd
+                | DiffChangeDelete
+                | DiffChangeModify
+                | DiffChangeMove
+                | DiffChangeCopy,
+                Field(discriminator="operation"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherDiffChange, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -444,6 +452,20 @@ class OtherToolCallContent(BaseModel):
     """
     The tag value, which no known variant of ToolCallContent has.
     """
+
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "content",
+                    "diff",
+                    "terminal",
+                )
+            ),
+        )
 
 
 class ToolCallContentChunk(BaseModel):
@@ -536,23 +558,12 @@ from .terminals import Terminal
 ToolCallContent = TypeAliasType(
     "ToolCallContent",
     Annotated[
-        Annotated[Content, Tag("content")]
-        | Annotated[Diff, Tag("diff")]
-        | Annotated[Terminal, Tag("terminal")]
-        | Annotated[OtherToolCallContent, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "type",
-                "type",
-                frozenset(
-                    (
-                        "content",
-                        "diff",
-                        "terminal",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[Content | Diff | Terminal, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherToolCallContent, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 from typing_extensions import TypeAliasType
 
-from ._open_unions import select_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, select_tag, unknown_tag
 
 CompactionId = TypeAliasType("CompactionId", str)
 """
@@ -172,13 +172,21 @@ class OtherAvailableCommandInput(BaseModel):
     The tag value, which no known variant of AvailableCommandInput has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(value, frozenset(("text",)))
+
 
 AvailableCommandInput = TypeAliasType(
     "AvailableCommandInput",
     Annotated[
-        Annotated[TextCommandInput, Tag("text")]
-        | Annotated[OtherAvailableCommandInput, Tag("__unknown__")],
-        Discriminator(select_tag("type", "type", frozenset(("text",)))),
+        Annotated[
+            Annotated[TextCommandInput, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherAvailableCommandInput, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -266,12 +274,21 @@ class OtherAvailableCommand(BaseModel):
     The tag value, which no known variant of AvailableCommand has.
     """
 
+    @field_validator("type")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(value, frozenset(("command",)))
+
 
 AvailableCommand = TypeAliasType(
     "AvailableCommand",
     Annotated[
-        Annotated[Command, Tag("command")] | Annotated[OtherAvailableCommand, Tag("__unknown__")],
-        Discriminator(select_tag("type", "type", frozenset(("command",)))),
+        Annotated[
+            Annotated[Command, Field(discriminator="type")],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherAvailableCommand, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
@@ -665,6 +682,40 @@ class OtherSessionUpdate(BaseModel):
     The tag value, which no known variant of SessionUpdate has.
     """
 
+    @field_validator("session_update")
+    @classmethod
+    def _unknown_tags_only(cls, value: str) -> str:
+        return unknown_tag(
+            value,
+            frozenset(
+                (
+                    "user_message_chunk",
+                    "user_message",
+                    "agent_message_chunk",
+                    "agent_message",
+                    "agent_thought_chunk",
+                    "agent_thought",
+                    "state_update",
+                    "tool_call_content_chunk",
+                    "tool_call_update",
+                    "terminal_update",
+                    "terminal_output_chunk",
+                    "plan_update",
+                    "plan_removed",
+                    "available_commands_update",
+                    "config_option_update",
+                    "session_info_update",
+                    "usage_update",
+                    "notice",
+                    "compaction_update",
+                    "compaction_summary_chunk",
+                    "subagent_update",
+                    "session_message",
+                    "session_message_chunk",
+                )
+            ),
+        )
+
 
 class UpdateSessionNotification(BaseModel):
     """
@@ -828,63 +879,37 @@ class SessionUpdateToolCallUpdate(ToolCallUpdate):
 SessionUpdate = TypeAliasType(
     "SessionUpdate",
     Annotated[
-        Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
-        | Annotated[UserMessage, Tag("user_message")]
-        | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
-        | Annotated[AgentMessage, Tag("agent_message")]
-        | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
-        | Annotated[AgentThought, Tag("agent_thought")]
-        | Annotated[SessionUpdateStateUpdate, Tag("state_update")]
-        | Annotated[ToolCallContentChunk, Tag("tool_call_content_chunk")]
-        | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
-        | Annotated[TerminalUpdate, Tag("terminal_update")]
-        | Annotated[TerminalOutputChunk, Tag("terminal_output_chunk")]
-        | Annotated[PlanUpdate, Tag("plan_update")]
-        | Annotated[PlanRemoved, Tag("plan_removed")]
-        | Annotated[AvailableCommandsUpdate, Tag("available_commands_update")]
-        | Annotated[ConfigOptionUpdate, Tag("config_option_update")]
-        | Annotated[SessionInfoUpdate, Tag("session_info_update")]
-        | Annotated[UsageUpdate, Tag("usage_update")]
-        | Annotated[Notice, Tag("notice")]
-        | Annotated[CompactionUpdate, Tag("compaction_update")]
-        | Annotated[CompactionSummaryChunk, Tag("compaction_summary_chunk")]
-        | Annotated[SubagentUpdate, Tag("subagent_update")]
-        | Annotated[SessionMessage, Tag("session_message")]
-        | Annotated[SessionMessageChunk, Tag("session_message_chunk")]
-        | Annotated[OtherSessionUpdate, Tag("__unknown__")],
-        Discriminator(
-            select_tag(
-                "sessionUpdate",
-                "session_update",
-                frozenset(
-                    (
-                        "user_message_chunk",
-                        "user_message",
-                        "agent_message_chunk",
-                        "agent_message",
-                        "agent_thought_chunk",
-                        "agent_thought",
-                        "state_update",
-                        "tool_call_content_chunk",
-                        "tool_call_update",
-                        "terminal_update",
-                        "terminal_output_chunk",
-                        "plan_update",
-                        "plan_removed",
-                        "available_commands_update",
-                        "config_option_update",
-                        "session_info_update",
-                        "usage_update",
-                        "notice",
-                        "compaction_update",
-                        "compaction_summary_chunk",
-                        "subagent_update",
-                        "session_message",
-                        "session_message_chunk",
-                    )
-                ),
-            )
-        ),
+        Annotated[
+            Annotated[
+                SessionUpdateUserMessageChunk
+                | UserMessage
+                | SessionUpdateAgentMessageChunk
+                | AgentMessage
+                | SessionUpdateAgentThoughtChunk
+                | AgentThought
+                | SessionUpdateStateUpdate
+                | ToolCallContentChunk
+                | SessionUpdateToolCallUpdate
+                | TerminalUpdate
+                | TerminalOutputChunk
+                | PlanUpdate
+                | PlanRemoved
+                | AvailableCommandsUpdate
+                | ConfigOptionUpdate
+                | SessionInfoUpdate
+                | UsageUpdate
+                | Notice
+                | CompactionUpdate
+                | CompactionSummaryChunk
+                | SubagentUpdate
+                | SessionMessage
+                | SessionMessageChunk,
+                Field(discriminator="session_update"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherSessionUpdate, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
     ],
 )
 """
