@@ -79,6 +79,7 @@ _TABLE: tuple[Code, ...] = (
     Code("bad-ref", "types", "a $ref that is not of the form #/$defs/TypeName"),
     Code("unknown-type", "types", "a $ref, params or result names a type that is not defined"),
     Code("ref-cycle", "types", "types that are nothing but $refs to each other, so no value can have them"),
+    Code("invalid-envelope", "types", "an x-envelope declaration names no known message kind or sender"),
     Code("fallback-name-taken", "types", "a type takes the name generated for the fallback variant of an open union"),
     Code("retry-class-enum-mismatch", "types", "the RetryClass enum does not list the classes in order"),
     # -- methods

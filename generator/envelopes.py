@@ -43,8 +43,8 @@ def envelope_of(schema: Any) -> tuple[str, str] | None:
         return None
     declared = schema[ENVELOPE]
     message, sender = declared.get("message"), declared.get("from")
-    if message not in EXTENSION or sender not in SENDS:
-        return None
+    if not isinstance(message, str) or not isinstance(sender, str) or message not in EXTENSION or sender not in SENDS:
+        return None  # semantics reports a malformed declaration (invalid-envelope)
     return message, sender
 
 

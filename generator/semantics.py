@@ -237,6 +237,12 @@ class Checker:
                 )
                 self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
             declared = envelopes.envelope_of(schema)
+            if declared is None and envelopes.ENVELOPE in schema:
+                message = (
+                    f"{envelopes.ENVELOPE} takes message: one of {', '.join(envelopes.EXTENSION)}"
+                    f" and from: one of {', '.join(envelopes.SENDS)}"
+                )
+                self.error(doc, ("types", name, envelopes.ENVELOPE), "invalid-envelope", message)
             if declared is not None:
                 for needed in envelopes.needs(declared[0]):
                     if needed not in self.types:

@@ -315,3 +315,12 @@ def test_error_code_titles_that_become_one_enum_member(tmp_path: Path) -> None:
     _replace(root, "spec/retry-classes.yaml", "title: Invalid params", "title: Invalid-request")
     run = assert_rejected(root, "name-collision")
     assert "INVALID_REQUEST" in run.err
+
+
+@pytest.mark.parametrize("value", ["[]", "{a: 1}", "nonsense"])
+def test_envelope_declaration_with_a_bad_message(tmp_path: Path, value: str) -> None:
+    # found by the spec fuzz test: a list here was a TypeError in generator/envelopes.py
+    root = real_project(tmp_path)
+    declared = f"{{message: {value}, from: client}}"
+    _replace(root, "spec/types/envelopes.yaml", "{message: request, from: client}", declared)
+    assert_rejected(root, "invalid-envelope")
