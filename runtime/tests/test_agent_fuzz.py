@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from acp_v2_runtime.jsonrpc import MAX_LINE_BYTES
 
 DRAWS = int(os.environ.get("ACP_FUZZ_DRAWS", "200"))
+pytestmark = pytest.mark.fuzz  # `make fuzz` runs it with thousands of draws
 SPEC_CODES = {int(code) for code in KnownErrorCode}
 PROMPT = [{"type": "text", "text": "hello"}]
 SESSION = "$session"  # stands for the real session id, filled in when a line is sent
