@@ -70,7 +70,7 @@ def unknown_requires(
     names = [n for n in schema["discriminator"].get(UNKNOWN_REQUIRES) or [] if isinstance(n, str)]
     seen: dict[str, list[Any]] = {n: [] for n in names}
     for _, type_name in union.variants:
-        properties, _ = _fields(defs.get(type_name), defs, ref_prefix, depth=0)
+        properties = _properties(defs.get(type_name), defs, ref_prefix)
         for n in names:
             if n in properties:
                 seen[n].append(properties[n])
@@ -90,19 +90,16 @@ def _bare(schema: Any) -> Any:
     return schema
 
 
-def _fields(schema: Any, defs: dict[str, Any], ref_prefix: str, depth: int) -> tuple[dict[str, Any], list[str]]:
-    """The properties and required names of an object schema, its `allOf` references included."""
+def _properties(schema: Any, defs: dict[str, Any], ref_prefix: str, depth: int = 0) -> dict[str, Any]:
+    """The properties of an object schema, those of its `allOf` references included."""
     if not isinstance(schema, dict) or depth > 8:  # deeper allOf chains do not occur; a cycle must not loop
-        return {}, []
-    properties = dict(schema.get("properties") or {}) if isinstance(schema.get("properties"), dict) else {}
-    required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+        return {}
+    properties = dict(schema["properties"]) if isinstance(schema.get("properties"), dict) else {}
     for part in schema.get("allOf") or []:
         if isinstance(part, dict) and isinstance(part.get("$ref"), str):
             part = defs.get(part["$ref"].removeprefix(ref_prefix))
-        more, more_required = _fields(part, defs, ref_prefix, depth + 1)
-        properties = {**more, **properties}
-        required += [r for r in more_required if r not in required]
-    return properties, required
+        properties = {**_properties(part, defs, ref_prefix, depth + 1), **properties}
+    return properties
 
 
 def catch_all(union: TaggedUnion, common: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from acp_v2_schema import load_policy, models
-from acp_v2_schema.reader import check
-from pydantic import TypeAdapter, ValidationError
+from acp_v2_schema import load_policy
+from acp_v2_schema.reader import adapter, check
+from pydantic import ValidationError
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """The longest line either side reads (16 MiB, newline excluded); longer lines get an error, not a crash."""
@@ -136,17 +136,12 @@ def json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-@cache
-def _adapter(type_name: str) -> TypeAdapter[Any]:
-    return TypeAdapter(getattr(models, type_name))
-
-
 def valid_id(value: Any) -> int | str | None:
     """`value` when it is a valid JSON-RPC request id by the generated `RequestId` type, else None."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         return None  # cheap rejection of the common cases; the generated type decides the rest
     try:
-        return _adapter("RequestId").validate_python(value, strict=True)
+        return adapter("RequestId").validate_python(value, strict=True)
     except ValidationError:
         return None
 
