@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from . import envelopes, examples, model, naming, unions
+from . import envelopes, examples, model, naming, refinements, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -236,6 +236,9 @@ class Checker:
                     f" variant of the open union {name!r}; rename it"
                 )
                 self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
+            problem = refinements.problem(schema)
+            if problem is not None:
+                self.error(doc, ("types", name, refinements.REFINED_BY), "invalid-refinement", problem)
             declared = envelopes.envelope_of(schema)
             if declared is None and envelopes.ENVELOPE in schema:
                 message = (
@@ -471,7 +474,8 @@ class Checker:
 
         def derived(schema: dict[str, Any]) -> str:
             # Every tagged union is open (ACP v2), and envelopes list their methods' types: both derived here.
-            full = envelopes.expand(unions.opened(schema, all_schemas, REF_PREFIX), methods, REF_PREFIX)
+            opened = refinements.opened(unions.opened(schema, all_schemas, REF_PREFIX))
+            full = envelopes.expand(opened, methods, REF_PREFIX)
             return model.canonical_json(full)
 
         return model.Spec(

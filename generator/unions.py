@@ -70,7 +70,7 @@ def unknown_requires(
     names = [n for n in schema["discriminator"].get(UNKNOWN_REQUIRES) or [] if isinstance(n, str)]
     seen: dict[str, list[Any]] = {n: [] for n in names}
     for _, type_name in union.variants:
-        properties = _properties(defs.get(type_name), defs, ref_prefix)
+        properties = properties_of(defs.get(type_name), defs, ref_prefix)
         for n in names:
             if n in properties:
                 seen[n].append(properties[n])
@@ -90,7 +90,7 @@ def _bare(schema: Any) -> Any:
     return schema
 
 
-def _properties(schema: Any, defs: dict[str, Any], ref_prefix: str, depth: int = 0) -> dict[str, Any]:
+def properties_of(schema: Any, defs: dict[str, Any], ref_prefix: str, depth: int = 0) -> dict[str, Any]:
     """The properties of an object schema, those of its `allOf` references included."""
     if not isinstance(schema, dict) or depth > 8:  # deeper allOf chains do not occur; a cycle must not loop
         return {}
@@ -98,7 +98,7 @@ def _properties(schema: Any, defs: dict[str, Any], ref_prefix: str, depth: int =
     for part in schema.get("allOf") or []:
         if isinstance(part, dict) and isinstance(part.get("$ref"), str):
             part = defs.get(part["$ref"].removeprefix(ref_prefix))
-        properties = {**_properties(part, defs, ref_prefix, depth + 1), **properties}
+        properties = {**properties_of(part, defs, ref_prefix, depth + 1), **properties}
     return properties
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from .. import paths
+from .. import paths, refinements, unions
 from ..model import DIRECTION_TITLES, Example, Method, Spec
 from ..semantics import REF_PREFIX
 from .flowchart import flowchart
@@ -198,6 +198,9 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
 
 def _shape(schema: dict[str, Any], links: dict[str, str]) -> str:
     """One line on what a value of the type looks like, for types that are not plain objects with fields."""
+    refined = refinements.refined_by(schema)
+    if refined is not None:
+        return _refinement_shape(schema, refined, links)
     if "properties" in schema and not any(k in schema for k in ("oneOf", "anyOf")):
         # The field table describes the object; only a closed object needs a word more.
         return "Fields not listed here are not allowed." if schema.get("additionalProperties") is False else ""
@@ -221,6 +224,21 @@ def _shape(schema: dict[str, Any], links: dict[str, str]) -> str:
             constraints.append(f"{word} {schema[key]}")
     label = type_label(schema, links)
     return f"{label}" + (f", {', '.join(constraints)}." if constraints else ".")
+
+
+def _refinement_shape(schema: dict[str, Any], name: str, links: dict[str, str]) -> str:
+    """What each value of the refining property means, for an object refined by it (generator/refinements.py)."""
+    options = []
+    for branch in schema["anyOf"]:
+        prop = branch.get("properties", {}).get(name, {})
+        if "const" in prop:
+            extra = [type_label(part, links) for part in branch.get("allOf", [])]
+            options.append(f'`"{prop["const"]}"`' + (f" (adds the fields of {', '.join(extra)})" if extra else ""))
+        elif unions.is_catch_all(branch):
+            options.append("any other string (a later version's or an extension's, kept as it is)")
+        else:
+            options.append("absent (or `null`)")
+    return f"`{name}` is {', '.join(options[:-1])}, or {options[-1]}."
 
 
 def type_label(schema: dict[str, Any], links: dict[str, str] | None = None) -> str:

@@ -18,8 +18,9 @@ import tempfile
 import warnings
 from pathlib import Path, PurePosixPath
 
-from .. import paths, unions
+from .. import paths, refinements, unions
 from ..model import Spec
+from ..semantics import REF_PREFIX
 from . import open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
@@ -116,8 +117,9 @@ def models_source(spec: Spec) -> str:
     """Pydantic v2 models for every spec type, made by datamodel-code-generator."""
     from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 
-    # The code generator takes the closed unions; open_unions adds each union's fallback variant afterwards.
-    document = unions.closed(schema.bundle(spec, unstable=True))
+    # The code generator takes the closed unions (open_unions adds each union's fallback variant afterwards) and
+    # refined objects flattened into one model each.
+    document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
     with warnings.catch_warnings():

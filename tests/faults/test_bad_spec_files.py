@@ -324,3 +324,18 @@ def test_envelope_declaration_with_a_bad_message(tmp_path: Path, value: str) -> 
     declared = f"{{message: {value}, from: client}}"
     _replace(root, "spec/types/envelopes.yaml", "{message: request, from: client}", declared)
     assert_rejected(root, "invalid-envelope")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("x-refinedBy: stopReason", "x-refinedBy: stopReasons"),  # not a property of the type
+        ("x-refinedBy: stopReason", "x-refinedBy: usage"),  # a property no branch fixes
+        ("x-refinedBy: stopReason", "x-refinedBy: [stopReason]"),
+    ],
+)
+def test_refined_object_with_a_bad_property(tmp_path: Path, old: str, new: str) -> None:
+    root = real_project(tmp_path)
+    _replace(root, "spec/types/state.yaml", old, new)
+    run = assert_rejected(root, "invalid-refinement")
+    assert "state.yaml:" in run.err

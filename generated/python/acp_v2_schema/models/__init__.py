@@ -313,7 +313,6 @@ if TYPE_CHECKING:
         RequiresActionStateUpdate,
         RunningStateUpdate,
         StateUpdate,
-        StopReason,
         UnknownStateUpdate,
         Usage,
     )
@@ -693,7 +692,6 @@ _MODULES: dict[str, str] = {
     "SetSessionTitleRequest": "session",
     "SetSessionTitleResponse": "session",
     "StateUpdate": "state",
-    "StopReason": "state",
     "StringFormat": "elicitation",
     "StringMultiSelectItems": "elicitation",
     "StringPropertySchema": "elicitation",
@@ -1033,7 +1031,6 @@ __all__ = [
     "SetSessionTitleRequest",
     "SetSessionTitleResponse",
     "StateUpdate",
-    "StopReason",
     "StringFormat",
     "StringMultiSelectItems",
     "StringPropertySchema",

@@ -9,20 +9,6 @@ from typing_extensions import TypeAliasType
 
 from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
 
-StopReason = TypeAliasType(
-    "StopReason",
-    Literal["end_turn"]
-    | Literal["max_tokens"]
-    | Literal["max_turn_requests"]
-    | Literal["refusal"]
-    | Literal["cancelled"]
-    | Literal["error"]
-    | str,
-)
-"""
-Why foreground work stopped. Values this version does not know are kept.
-"""
-
 
 class Usage(BaseModel):
     """
@@ -280,17 +266,17 @@ class IdleStateUpdate(BaseModel):
     """
     A complete snapshot of the work that runs beside the foreground; omitted or null means not reported.
     """
-    stop_reason: Annotated[_state.StopReason | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
     """
-    Why foreground work stopped, if it just stopped.
-    """
-    error: _jsonrpc.Error | None = None
-    """
-    The error that ended the work, if stopReason is "error" and the Agent reports it.
+    Why foreground work stopped, if it just stopped. Omitted and null both mean the Agent does not say; a known value may bring fields of its own ("error" brings error), and any other string is kept.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    error: _jsonrpc.Error | None = None
+    """
+    The failure as a JSON-RPC error object; omitted and null both mean the Agent does not report it.
     """
 
 
