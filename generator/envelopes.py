@@ -2,8 +2,8 @@
 
 The spec declares an envelope with one line, `x-envelope: {message: request, from: client}`, and this module
 writes its schema from the method files: the params (or results) of every method that side sends, in method order,
-plus the extension type for `_`-prefixed methods. The list is never written by hand, so adding a method adds it to
-its envelopes.
+plus, for the Client's and the Agent's, the extension type for `_`-prefixed methods. The list is never written by
+hand, so adding a method adds it to its envelopes.
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 ENVELOPE = "x-envelope"
-# Which method directions each sender's messages travel in (the method files' `direction`).
+# Which method directions each sender's messages travel in (the method files' `direction`). Methods either side
+# may send (`either`: `$/cancel_request`) are protocol-level, as in ACP's own schema: they belong to no envelope.
 SENDS = {
-    "client": ("client-to-agent", "either"),
-    "agent": ("agent-to-client", "either"),
+    "client": ("client-to-agent",),
+    "agent": ("agent-to-client",),
     "proxy": ("proxy",),
 }
+# The senders whose envelopes also carry extension (`_`-prefixed) methods; ACP's proxy envelopes carry none.
+EXTENDED = ("client", "agent")
 # The extension type of each message kind (for `_`-prefixed methods, whose shapes are private to the peers).
 EXTENSION = {"request": "ExtRequest", "notification": "ExtNotification", "response": "ExtResponse"}
 REQUEST_ID = "RequestId"
@@ -32,9 +35,10 @@ class _Method(Protocol):
     result: str | None
 
 
-def needs(message: str) -> tuple[str, ...]:
-    """The types an envelope of this message kind refers to besides the methods' own."""
-    return (EXTENSION[message], REQUEST_ID, *((ERROR,) if message == "response" else ()))
+def needs(message: str, sender: str) -> tuple[str, ...]:
+    """The types an envelope of this message kind and sender refers to besides the methods' own."""
+    extension = (EXTENSION[message],) if sender in EXTENDED else ()
+    return (*extension, REQUEST_ID, *((ERROR,) if message == "response" else ()))
 
 
 def envelope_of(schema: Any) -> tuple[str, str] | None:
@@ -48,15 +52,12 @@ def envelope_of(schema: Any) -> tuple[str, str] | None:
     return message, sender
 
 
-def expand(schema: dict[str, Any], methods: Iterable[_Method], ref_prefix: str) -> dict[str, Any]:
-    """The full schema of an envelope declaration (unchanged when `schema` declares none).
+def carried(declared: tuple[str, str], methods: Iterable[_Method]) -> list[str]:
+    """The type names an envelope (message, from) carries: its methods' params or results, then the extension type.
 
-    A response envelope answers the requests of the *other* side: `ClientResponse` carries the results of requests
-    the Agent sends (and a proxy's responses answer requests sent along the proxy chain).
+    Empty for an envelope none of `methods` travels in and with no extension type (a proxy envelope in the stable
+    bundle, where every proxy method is unstable).
     """
-    declared = envelope_of(schema)
-    if declared is None:
-        return schema
     message, sender = declared
     kind = "notification" if message == "notification" else "request"
     if message == "response":
@@ -70,7 +71,21 @@ def expand(schema: dict[str, Any], methods: Iterable[_Method], ref_prefix: str) 
             name = m.result if message == "response" else m.params
             if name is not None and name not in names:
                 names.append(name)
-    payload = [{"$ref": ref_prefix + n} for n in [*names, EXTENSION[message]]]
+    return [*names, *([EXTENSION[message]] if sender in EXTENDED else [])]
+
+
+def expand(schema: dict[str, Any], methods: Iterable[_Method], ref_prefix: str) -> dict[str, Any]:
+    """The full schema of an envelope declaration (unchanged when `schema` declares none).
+
+    A response envelope answers the requests of the *other* side: `ClientResponse` carries the results of requests
+    the Agent sends (and a proxy's responses answer requests sent along the proxy chain).
+    """
+    declared = envelope_of(schema)
+    if declared is None:
+        return schema
+    message = declared[0]
+    kind = "notification" if message == "notification" else "request"
+    payload = [{"$ref": ref_prefix + n} for n in carried(declared, methods)]
     ident = {"$ref": ref_prefix + REQUEST_ID}
     keep = {k: v for k, v in schema.items() if k not in ("type", "properties", "required", "anyOf")}
     if message == "response":

@@ -143,7 +143,7 @@ class _Comparer:
             merged["required"] = required
         return merged
 
-    def _nullable(self, node: dict[str, Any]) -> tuple[bool, Any]:
+    def _nullable(self, node: dict[str, Any], defs: dict[str, Any]) -> tuple[bool, Any]:
         kind = node.get("type")
         if isinstance(kind, list) and "null" in kind:
             rest = [t for t in kind if t != "null"]
@@ -155,11 +155,30 @@ class _Comparer:
             return True, out
         for key in ("anyOf", "oneOf"):
             options = node.get(key)
-            if isinstance(options, list) and len(options) == 2 and len(node) == 1:
-                nulls = [o for o in options if _strip(o) == {"type": "null"}]
-                if len(nulls) == 1:
-                    return True, next(o for o in options if _strip(o) != {"type": "null"})
+            if not isinstance(options, list) or len(node) != 1:
+                continue
+            nulls = [o for o in options if _strip(o) == {"type": "null"}]
+            if len(nulls) != 1:
+                continue
+            if len(options) == 2:  # X | null: X is compared as it is, by name when it is a $ref
+                return True, next(o for o in options if _strip(o) != {"type": "null"})
+            # A | B | null, perhaps written as (A | B) | null on the other side: compare the union A | B
+            options = self._inlined(options, key, defs)
+            return True, {key: [o for o in options if _strip(o) != {"type": "null"}]}
         return False, node
+
+    def _inlined(self, options: list[Any], key: str, defs: dict[str, Any]) -> list[Any]:
+        """`options` with each branch that refers to a bare union of the same keyword replaced by its branches:
+        `anyOf: [RequestId, null]` with `RequestId: anyOf [integer, string]` is `anyOf: [integer, string, null]`."""
+        out: list[Any] = []
+        for option in options:
+            name = _ref_name(_strip(option))
+            target = _strip(defs.get(name)) if name is not None else None
+            if isinstance(target, dict) and set(target) == {key} and isinstance(target[key], list):
+                out.extend(target[key])
+            else:
+                out.append(option)
+        return out
 
     def _union(
         self, node: dict[str, Any], defs: dict[str, Any], outer: dict[str, Any] | None = None
@@ -226,8 +245,8 @@ class _Comparer:
             if a != b:
                 self.add(where, f"schema here {_short(a)}, there {_short(b)}")
             return
-        na, a = self._nullable(a)
-        nb, b = self._nullable(b)
+        na, a = self._nullable(a, self.ours)
+        nb, b = self._nullable(b, self.theirs)
         if na != nb:
             self.add(where, "nullable here, not there" if na else "nullable there, not here")
         if na or nb:  # the non-null part may itself be a $ref
@@ -372,4 +391,84 @@ def compare_schemas(
             comparer.named(mine, theirs)
     if ERROR_TYPE in our_types and ERROR_TYPE in theirs_defs:
         comparer.named(ERROR_TYPE, ERROR_TYPE)  # any request may be answered with an error object instead
+    _compare_envelopes(comparer, ours, entries)
     return sorted(comparer.found)
+
+
+# -- envelopes ----------------------------------------------------------------------------------------------
+ENVELOPE_MARK = "x-envelope"  # how our spec declares an envelope (generator/envelopes.py)
+
+
+def _compare_envelopes(
+    comparer: _Comparer, ours: dict[tuple[str, str], OurEntry], entries: dict[tuple[str, str], Entry]
+) -> None:
+    """The message envelopes (ClientRequest, AgentResponse, ...): which methods each carries, then the rest.
+
+    Their payload unions list one branch per method in whatever order each side keeps, so they are compared as
+    sets of methods (each branch named by the method whose params or result it is), never by position. The rest
+    of the envelope (id, method, the error branch) is compared like any other schema.
+    """
+    our_roles = _roles((e.name, e.kind, e.params, e.result) for e in ours.values())
+    their_roles = _roles((e.name, e.kind, e.params, e.result) for e in entries.values())
+    for name in sorted(
+        n for n, schema in comparer.ours.items() if isinstance(schema, dict) and ENVELOPE_MARK in schema
+    ):
+        if name not in comparer.theirs:
+            comparer.add(f"type {name}", "an envelope here, not defined there")
+            continue
+        where = f"type {name}"
+        a, pa = _without_payload(comparer.ours[name], comparer.ours)
+        b, pb = _without_payload(comparer.theirs[name], comparer.theirs)
+        carried_a = {our_roles.get(ref, f"type {ref}") for ref in pa}
+        carried_b = {their_roles.get(ref, f"type {ref}") for ref in pb}
+        for item in sorted(carried_a - carried_b):
+            comparer.add(where, f"carries {item} here only")
+        for item in sorted(carried_b - carried_a):
+            comparer.add(where, f"carries {item} there only")
+        comparer.node(a, b, where)
+
+
+def _roles(rows: Any) -> dict[str, str]:
+    """Type name -> 'the params of METHOD (KIND)' (or result), for naming envelope branches by method."""
+    out: dict[str, str] = {}
+    for method, kind, params, result in rows:
+        for role, type_name in (("params", params), ("result", result)):
+            if type_name is not None:
+                out[type_name] = f"the {role} of {method} ({kind})"
+    return out
+
+
+def _without_payload(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[Any, list[str]]:
+    """The envelope with its payload union (params, or a response's result) emptied, and the type names it held."""
+    names: list[str] = []
+
+    def refs(branches: Any) -> None:
+        for branch in branches if isinstance(branches, list) else []:
+            branch = _strip(branch)
+            while isinstance(branch, dict) and set(branch) == {"allOf"} and len(branch["allOf"]) == 1:
+                branch = _strip(branch["allOf"][0])
+            name = _ref_name(branch)
+            if name is not None:
+                names.append(name)
+            elif isinstance(branch, dict) and "anyOf" in branch:
+                refs(branch["anyOf"])  # a nested union of payloads (params: payload | null)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                props = dict(value)
+                for payload in ("params", "result"):
+                    if isinstance(props.get(payload), dict) and "anyOf" in props[payload]:
+                        refs(props[payload]["anyOf"])
+                        props[payload] = {}
+                out[key] = {k: walk(v) for k, v in props.items()}
+            else:
+                out[key] = walk(value)
+        return out
+
+    return walk(schema), names

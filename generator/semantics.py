@@ -247,7 +247,7 @@ class Checker:
                 )
                 self.error(doc, ("types", name, envelopes.ENVELOPE), "invalid-envelope", message)
             if declared is not None:
-                for needed in envelopes.needs(declared[0]):
+                for needed in envelopes.needs(*declared):
                     if needed not in self.types:
                         message = f"the {declared[0]} envelope {name!r} needs the type {needed!r}, which is not defined"
                         self.error(doc, ("types", name, envelopes.ENVELOPE), "unknown-type", message)

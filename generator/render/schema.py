@@ -27,7 +27,12 @@ def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
     """
     methods = spec.methods if unstable else spec.stable_methods()
     # Envelopes list the types of the methods in this bundle only (the model holds them for every method).
-    defs = {t.name: envelopes.expand(t.schema, methods, REF_PREFIX) for t in spec.types}
+    # An envelope that carries nothing here (the proxy's, in the stable bundle) is left out, as ACP does.
+    defs = {
+        t.name: envelopes.expand(t.schema, methods, REF_PREFIX)
+        for t in spec.types
+        if (declared := envelopes.envelope_of(t.schema)) is None or envelopes.carried(declared, methods)
+    }
     keep = _reachable(defs, _roots(spec, methods, unstable))
     out = {name: defs[name] for name in sorted(keep)}
     for method in methods:

@@ -98,3 +98,70 @@ def test_the_inputs_are_not_changed() -> None:
     before = repr((ours, theirs))
     _lines(ours, theirs)
     assert repr((ours, theirs)) == before
+
+
+def _envelope(refs: list[str], *, ours: bool) -> dict[str, Any]:
+    """A request envelope carrying `refs`: ours as generator/envelopes.py writes it, theirs as ACP publishes it."""
+    branches = [{"$ref": f"#/$defs/{r}"} if ours else {"title": r, "allOf": [{"$ref": f"#/$defs/{r}"}]} for r in refs]
+    envelope = {
+        "type": "object",
+        "properties": {
+            "id": {"$ref": "#/$defs/Id"},
+            "method": {"type": "string"},
+            "params": {"anyOf": [{"anyOf": branches}, {"type": "null"}]},
+        },
+        "required": ["id", "method"],
+    }
+    return {"x-envelope": {"message": "request", "from": "client"}, **envelope} if ours else envelope
+
+
+TWO = {
+    ("thing/do", "request"): OurEntry("thing/do", "request", "stable", "DoRequest", "DoResponse"),
+    ("thing/undo", "request"): OurEntry("thing/undo", "request", "stable", "UndoRequest", None),
+}
+
+
+def _envelope_specs(ours_refs: list[str], theirs_refs: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    plain = {"Id": {"type": "string"}, "DoRequest": {"type": "object"}, "DoResponse": {"type": "object"}}
+    plain |= {"UndoRequest": {"type": "object"}, "Ext": {}}
+    ours = {**plain, "ClientRequest": _envelope(ours_refs, ours=True)}
+    theirs = {"$defs": {**plain, "ClientRequest": _envelope(theirs_refs, ours=False)}}
+    theirs["$defs"]["DoRequest"] = {"x-method": "thing/do", "type": "object"}
+    theirs["$defs"]["DoResponse"] = {"x-method": "thing/do", "type": "object"}
+    theirs["$defs"]["UndoRequest"] = {"x-method": "thing/undo", "type": "object"}
+    return ours, theirs
+
+
+def test_envelopes_are_compared_as_sets_of_methods_not_by_position() -> None:
+    ours, theirs = _envelope_specs(["DoRequest", "UndoRequest", "Ext"], ["UndoRequest", "Ext", "DoRequest"])
+    assert _lines(ours, theirs, entries=TWO) == []
+
+
+def test_a_method_one_envelope_carries_on_one_side_only() -> None:
+    ours, theirs = _envelope_specs(["DoRequest", "UndoRequest", "Ext"], ["DoRequest", "Ext"])
+    assert _lines(ours, theirs, entries=TWO) == [
+        "type ClientRequest: carries the params of thing/undo (request) here only"
+    ]
+    ours, theirs = _envelope_specs(["DoRequest"], ["DoRequest", "Ext"])
+    assert _lines(ours, theirs, entries=TWO) == ["type ClientRequest: carries type Ext there only"]
+
+
+def test_the_rest_of_an_envelope_is_compared_like_any_schema() -> None:
+    ours, theirs = _envelope_specs(["DoRequest"], ["DoRequest"])
+    theirs["$defs"]["ClientRequest"]["required"] = ["method"]
+    assert _lines(ours, theirs, entries=TWO) == ["type ClientRequest.id: required here, optional there"]
+    del theirs["$defs"]["ClientRequest"]
+    assert _lines(ours, theirs, entries=TWO) == ["type ClientRequest: an envelope here, not defined there"]
+
+
+def test_a_union_written_through_a_named_union_is_the_same_union() -> None:
+    # ours: Id | null with Id = integer | string; theirs: integer | string | null, written out
+    ours = {
+        "DoRequest": {"type": "object", "properties": {"id": {"anyOf": [{"$ref": "#/$defs/Id"}, {"type": "null"}]}}},
+        "Id": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "DoResponse": {"type": "object"},
+    }
+    flat = {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}
+    assert _lines(ours, _published({"type": "object", "properties": {"id": flat}})) == []
+    flat["anyOf"][1] = {"type": "boolean"}
+    assert _lines(ours, _published({"type": "object", "properties": {"id": flat}})) != []

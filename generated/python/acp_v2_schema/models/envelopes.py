@@ -37,11 +37,7 @@ class ClientNotification(BaseModel):
     )
     method: str
     params: (
-        _jsonrpc.CancelRequestNotification
-        | _mcp.MessageMcpNotification
-        | _prompt.CancelSessionNotification
-        | ExtNotification
-        | None
+        _mcp.MessageMcpNotification | _prompt.CancelSessionNotification | ExtNotification | None
     ) = None
 
 
@@ -56,7 +52,7 @@ class ProxyNotification(BaseModel):
         populate_by_name=True,
     )
     method: str
-    params: _proxy.ProxySuccessorNotification | ExtNotification | None = None
+    params: _proxy.ProxySuccessorNotification | None = None
 
 
 class ErrorStopReason(BaseModel):
@@ -154,7 +150,7 @@ class ProxyRequest(BaseModel):
     )
     id: _jsonrpc.RequestId
     method: str
-    params: _proxy.InitializeProxyRequest | _proxy.ProxySuccessorRequest | ExtRequest | None = None
+    params: _proxy.InitializeProxyRequest | _proxy.ProxySuccessorRequest | None = None
 
 
 class ClientRequest(BaseModel):
@@ -207,7 +203,7 @@ class ProxyResponse1(BaseModel):
         populate_by_name=True,
     )
     id: _jsonrpc.RequestId
-    result: _proxy.InitializeProxyResponse | _proxy.ProxySuccessorResponse | ExtResponse
+    result: _proxy.InitializeProxyResponse | _proxy.ProxySuccessorResponse
 
 
 ProxyResponse = TypeAliasType("ProxyResponse", ProxyResponse1 | ProxyResponse2)
@@ -228,8 +224,7 @@ class AgentNotification(BaseModel):
     )
     method: str
     params: (
-        _jsonrpc.CancelRequestNotification
-        | _auth.AuthStatusUpdateNotification
+        _auth.AuthStatusUpdateNotification
         | _elicitation.CompleteElicitationNotification
         | _updates.UpdateSessionNotification
         | ExtNotification
