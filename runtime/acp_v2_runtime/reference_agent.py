@@ -75,7 +75,9 @@ class Agent:
 
     def __init__(self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None) -> None:
         self.store = open_store(db, lease=lease)
-        self.ledger = KeyLedger(self.store)
+        # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
+        # file takes microseconds, less than handing it to a worker thread and back.
+        self.ledger = KeyLedger(self.store, threaded=False)
         self.ignore_keys = ignore_keys
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
@@ -323,7 +325,11 @@ class Agent:
             with self.store.transaction() as conn:
                 write(conn, message_id)
         else:
-            message_id = await self.ledger.submit(sid, key, rid, prompt=prompt, prepare=prepare, write=write)
+            # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
+            needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
+            message_id = await self.ledger.submit(
+                sid, key, rid, prompt=prompt, prepare=prepare if needs_prepare else None, write=write
+            )
         fresh = bool(wrote)  # False for a retry, and for an attempt that joined another one
         if key is not None and fresh and self.crash_after == "insert":
             os.kill(os.getpid(), signal.SIGKILL)
