@@ -4,19 +4,20 @@ Main lines (goal: at least 0.8): both sides call `KeyLedger.submit` on the same 
 same prompt (a text block and a resource link), the same `write` and the ledger's default options, awaited one
 after another in one event loop; keys are fresh UUID strings made before the clock starts. "Ours" passes a key,
 so the ledger checks it, digests it, fingerprints the prompt and records the key with the message in one store
-step; the reference passes None, so the ledger only inserts the message. The `write` is what an Agent does on
-each store: the memory store keeps the prompt object in a dict, the SQL stores insert a row with the prompt as JSON
-text in the store's transaction. The SQL stores run in a worker thread on both sides (the ledger's default for
-blocking stores).
+step; the reference passes None, so the ledger only inserts the message. The `write` is the reference Agent's: it
+stores the user message (id, role, content) and marks its session as updated. On SQLite it is the Agent's own
+function on the Agent's own database; on PostgreSQL the same two statements on tables of the same shape; in memory
+a record appended to the session's list. The SQL stores run in a worker thread on both sides (the ledger's
+default for blocking stores); the memory store runs inline.
 
 Secondary lines (goal: at least 0.5): the bare store call the ledger makes for a keyed prompt (`claim_record`,
 which inserts the message through `write` and records the key in one transaction) against a plain insert of the
-same message in the same kind of transaction, with no ledger around either. Here both sides do almost nothing
-but the insert, so the key's row is half the work; the goal says a key costs at most as much as the insert.
+same message in the same kind of transaction, with no ledger around either, on a one-statement message table.
+Here both sides do little but the insert, so the key's row is about half the work: the goal says that a key
+costs at most as much as the insert itself.
 
 Both sides of every line run alternately in this process. PostgreSQL is measured when ACP_TEST_POSTGRES_DSN (or
-the CI default) reaches a server; otherwise its lines are left out.
-"""
+the CI default) reaches a server; otherwise its lines are left out."""
 
 from __future__ import annotations
 
@@ -26,12 +27,15 @@ import json
 import os
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp_v2_runtime.idempotency import KeyLedger, MemoryStore, SQLiteStore
+from acp_v2_runtime.agent_db import insert_user_message, open_store
+from acp_v2_runtime.idempotency import DEFAULT_LEASE_SECONDS, KeyLedger, MemoryStore, SQLiteStore
+from acp_v2_runtime.idempotency.store import Write
 
 from .common import Ratio, interleaved
 
@@ -49,8 +53,8 @@ PROMPT = [
 ]
 CONTENT = json.dumps(PROMPT)
 
-Writer = Callable[[str], Callable[[Any, str], None]]
-"""Makes the `write` of one session: `write(conn, message_id)` inserts PROMPT under that id."""
+Writer = Callable[[str], Write]
+"""Makes the `write` of one session (before the clock): `write(conn, message_id)` inserts PROMPT under that id."""
 
 
 def _submit_ratio(name: str, store: Any, writer: Writer, batch: int, rounds: int) -> Ratio:
@@ -58,20 +62,20 @@ def _submit_ratio(name: str, store: Any, writer: Writer, batch: int, rounds: int
     ledger = KeyLedger(store)
     session = f"bench_{uuid.uuid4().hex}"
     write = writer(session)
-    keys = iter([str(uuid.uuid4()) for _ in range(batch * rounds)])
-    keyed_attempts = iter(range(batch * rounds))
-    plain_attempts = iter(range(batch * rounds, 2 * batch * rounds))
+    # Both loops are the same code over (key, attempt) pairs; only the key differs (a fresh UUID string, or None).
+    keyed_calls = iter([(str(uuid.uuid4()), n) for n in range(batch * rounds)])
+    plain_calls = iter([(None, n) for n in range(batch * rounds, 2 * batch * rounds)])
     loop = asyncio.new_event_loop()
 
     async def keyed_batch() -> None:
         submit = ledger.submit
-        for key, attempt in zip(itertools.islice(keys, batch), itertools.islice(keyed_attempts, batch), strict=True):
+        for key, attempt in itertools.islice(keyed_calls, batch):
             await submit(session, key, attempt, prompt=PROMPT, write=write)
 
     async def plain_batch() -> None:
         submit = ledger.submit
-        for attempt in itertools.islice(plain_attempts, batch):
-            await submit(session, None, attempt, prompt=PROMPT, write=write)
+        for key, attempt in itertools.islice(plain_calls, batch):
+            await submit(session, key, attempt, prompt=PROMPT, write=write)
 
     try:
         ours, reference = interleaved(
@@ -83,8 +87,8 @@ def _submit_ratio(name: str, store: Any, writer: Writer, batch: int, rounds: int
         loop.close()
     where = "in a worker thread" if getattr(store, "blocking", True) else "inline"
     line = (
-        f"ledger {name}: KeyLedger.submit with a key vs without (same prompt of text + resource link, same write, "
-        f"store {where}), prompts/s"
+        f"ledger {name}: KeyLedger.submit with a key vs without (same prompt of text + resource link, the Agent's "
+        f"write, store {where}), prompts/s"
     )
     return Ratio(line, batch / ours, batch / reference, "prompts/s", SUBMIT_GOAL, True)
 
@@ -124,57 +128,72 @@ def _memory() -> list[Ratio]:
         with lock:
             messages[(session, message_id)] = PROMPT
 
-    def writer(session: str) -> Callable[[Any, str], None]:
+    def writer(session: str) -> Write:
         def write(_conn: Any, message_id: str) -> None:
             messages[(session, message_id)] = PROMPT
 
         return write
 
+    sessions: dict[str, dict[str, Any]] = {}
+
+    def agent_writer(session: str) -> Write:
+        state = sessions.setdefault(session, {"updated_at": 0.0, "messages": []})
+        history = state["messages"]
+
+        def write(_conn: Any, message_id: str) -> None:
+            history.append({"messageId": message_id, "role": "user", "content": PROMPT})
+            state["updated_at"] = time.time()
+
+        return write
+
     return [
-        _submit_ratio("memory", MemoryStore(), writer, 200, 301),
+        _submit_ratio("memory", MemoryStore(), agent_writer, 200, 301),
         _store_call_ratio("memory", MemoryStore(), plain_insert, writer, 200, 301),
     ]
 
 
-def _sql(name: str, make_store: Callable[[], Any], placeholder: str, batch: int, rounds: int) -> list[Ratio]:
-    """A SQL store's lines; every `write` and plain insert puts PROMPT as JSON text into the same message table."""
+def _store_calls(name: str, store: Any, placeholder: str, batch: int, rounds: int) -> Ratio:
+    """The bare store-call line of a SQL store, on a one-statement message table."""
+    store.connection().execute(MESSAGES)
     sql = f"INSERT INTO bench_messages VALUES ({placeholder}, {placeholder}, {placeholder})"
-
-    def writer(session: str) -> Callable[[Any, str], None]:
-        def write(conn: Any, message_id: str) -> None:
-            conn.execute(sql, (session, message_id, json.dumps(PROMPT)))
-
-        return write
-
-    results = []
-    store = make_store()
-    try:
-        results.append(_submit_ratio(name, store, writer, batch, rounds))
-    finally:
-        store.close()
-    store = make_store()
 
     def plain_insert(session: str, message_id: str) -> None:
         with store.transaction() as conn:
             conn.execute(sql, (session, message_id, CONTENT))
 
-    def constant_writer(session: str) -> Callable[[Any, str], None]:
+    def writer(session: str) -> Write:
         def write(conn: Any, message_id: str) -> None:
             conn.execute(sql, (session, message_id, CONTENT))
 
         return write
 
     try:
-        results.append(_store_call_ratio(name, store, plain_insert, constant_writer, batch, rounds))
+        return _store_call_ratio(name, store, plain_insert, writer, batch, rounds)
     finally:
         store.close()
-    return results
 
 
 def _sqlite(tmp: str) -> list[Ratio]:
-    return _sql(
-        "sqlite", lambda: SQLiteStore(Path(tmp) / "bench.db", setup=lambda c: c.execute(MESSAGES)), "?", 40, 151
-    )
+    store = open_store(Path(tmp) / "agent.db", lease=DEFAULT_LEASE_SECONDS)
+
+    def writer(session: str) -> Write:
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO ref_sessions VALUES (?, '/', NULL, ?)", (session, time.time()))
+        return lambda conn, message_id: insert_user_message(conn, session, message_id, PROMPT)
+
+    try:
+        submit = _submit_ratio("sqlite", store, writer, 40, 151)
+    finally:
+        store.close()
+    return [submit, _store_calls("sqlite", SQLiteStore(Path(tmp) / "bench.db"), "?", 40, 151)]
+
+
+# The reference Agent's tables and statements, in PostgreSQL's dialect.
+PG_TABLES = (
+    "CREATE TABLE IF NOT EXISTS bench_sessions (session_id TEXT PRIMARY KEY, updated_at DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS bench_user_messages (seq BIGSERIAL PRIMARY KEY, session_id TEXT NOT NULL, "
+    "message_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL)",
+)
 
 
 def _postgres() -> list[Ratio]:
@@ -182,10 +201,27 @@ def _postgres() -> list[Ratio]:
         from acp_v2_runtime.idempotency.postgres import PostgresStore
 
         dsn = os.environ.get("ACP_TEST_POSTGRES_DSN", DEFAULT_DSN)
-        PostgresStore(dsn, setup=lambda c: c.execute(MESSAGES)).close()
+        store = PostgresStore(dsn, setup=lambda c: [c.execute(table) for table in PG_TABLES])
     except Exception:
         return []  # no server reachable: PostgreSQL is left out, as the module docstring says
-    return _sql("postgresql", lambda: PostgresStore(dsn), "%s", 20, 101)
+
+    def writer(session: str) -> Write:
+        store.connection().execute("INSERT INTO bench_sessions VALUES (%s, %s)", (session, time.time()))
+
+        def write(conn: Any, message_id: str) -> None:
+            conn.execute(
+                "INSERT INTO bench_user_messages (session_id, message_id, role, content) VALUES (%s, %s, 'user', %s)",
+                (session, message_id, json.dumps(PROMPT)),
+            )
+            conn.execute("UPDATE bench_sessions SET updated_at = %s WHERE session_id = %s", (time.time(), session))
+
+        return write
+
+    try:
+        submit = _submit_ratio("postgresql", store, writer, 20, 101)
+    finally:
+        store.close()
+    return [submit, _store_calls("postgresql", PostgresStore(dsn), "%s", 20, 101)]
 
 
 def run() -> list[Ratio]:

@@ -44,7 +44,7 @@ from acp_v2_schema import protocol as M  # method names, as the spec spells them
 from acp_v2_schema.protocol import KnownErrorCode as Code
 
 from . import jsonrpc
-from .agent_db import DatabaseRefused, open_store
+from .agent_db import DatabaseRefused, insert_user_message, open_store
 from .idempotency import KeyLedger, LedgerError, validate_key
 
 PROTOCOL_VERSION = 2
@@ -305,12 +305,8 @@ class Agent:
                 await hold.wait()
 
         def write(conn: sqlite3.Connection, message_id: str) -> None:
-            conn.execute(
-                "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, ?, 'user', ?)",
-                (sid, message_id, json.dumps(prompt)),
-            )
+            insert_user_message(conn, sid, message_id, prompt)
             wrote.append(message_id)
-            conn.execute("UPDATE ref_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), sid))
 
         if key is None:
             # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw.

@@ -127,13 +127,15 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
+_SHA256 = hashlib.sha256
+
+
 def key_digest(key: str) -> str:
     """What stores keep in place of the key: a SHA-256 hex digest of its UTF-8 bytes."""
     try:
-        data = key.encode()  # the common case, and the quickest: a valid key has no lone surrogate
+        return _SHA256(key.encode()).hexdigest()  # the common case, and the quickest: no lone surrogate
     except UnicodeEncodeError:
-        data = key.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
+        return _SHA256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def derive_message_id(session_id: str, key: str) -> str:

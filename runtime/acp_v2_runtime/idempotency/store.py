@@ -123,15 +123,19 @@ class MemoryStore:
         fingerprint: str | Fingerprint | None,
         write: Write | None,
     ) -> ClaimResult:
-        with self._lock:  # every method holds the lock, so the write and the row appear as one step
+        new = (_RECORDED, None, 0.0, fingerprint, message_id)
+        with self._lock:  # every method holds the lock, so nobody sees the row before the write is done
             rows = self._sessions.get(session_id)
             if rows is None:
                 rows = self._sessions[session_id] = {}
-            row = rows.get(digest)
-            if row is None:
+            row = rows.setdefault(digest, new)
+            if row is new:
                 if write is not None:
-                    write(None, message_id)  # first: when it raises, there is no row to take back
-                rows[digest] = (_RECORDED, None, 0.0, fingerprint, message_id)
+                    try:
+                        write(None, message_id)
+                    except BaseException:
+                        del rows[digest]
+                        raise
                 return INSERTED
             return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
 
