@@ -23,7 +23,7 @@ from .common import Ratio, interleaved
 
 GOAL = 0.9
 BATCH = 20
-ROUNDS = 31
+ROUNDS = 61
 PROMPT = [
     {"type": "text", "text": "Rename load_config to load_settings everywhere."},
     {"type": "resource_link", "uri": "file:///home/user/project/config.py", "name": "config.py"},
