@@ -129,3 +129,19 @@ def test_digests_and_fingerprints_keep_their_form():
     unicode_prompt = [{"type": "text", "text": "héllo 😀", "b": 1, "a": [True, None, 1.5]}]
     canonical = json.dumps(unicode_prompt, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert prompt_fingerprint(unicode_prompt) == hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_attempts_share_one_insertion_with_store_calls_in_a_thread_or_inline(store_factory, session_id, threaded):
+    inserted = []
+    ledger = KeyLedger(store_factory(), threaded=threaded)
+    other = KeyLedger(store_factory(), threaded=threaded)  # another process, as far as the store can tell
+
+    async def go():
+        write = lambda _c, m: inserted.append(m)  # noqa: E731 - one line
+        attempts = [ledger.submit(session_id, "k", i, prompt=PROMPT, write=write) for i in range(16)]
+        attempts += [other.submit(session_id, "k", 100 + i, prompt=PROMPT, write=write) for i in range(16)]
+        return await asyncio.gather(*attempts)
+
+    ids = run(go())
+    assert len(set(ids)) == 1 and inserted == [ids[0]]

@@ -55,8 +55,10 @@ class KeyLedger:
     """Records idempotency keys for sessions on top of a store (memory, SQLite or PostgreSQL).
 
     `derive_message_ids=True` makes each messageId a UUID v5 of (sessionId, key), for runtimes that keep their own
-    message ids; otherwise `new_message_id` makes them (a random UUID by default). The ledger's `repr`, its errors
-    and its logs never contain a key.
+    message ids; otherwise `new_message_id` makes them (a random UUID by default). Calls to a blocking store (SQLite,
+    PostgreSQL) run in a worker thread; `threaded=False` runs them on the event loop instead, for an application
+    whose other writes to the same database already do. The ledger's `repr`, its errors and its logs never contain
+    a key.
     """
 
     def __init__(
@@ -136,8 +138,10 @@ class KeyLedger:
                         raise KeyReused
                     assert claim.message_id is not None
                     return claim.message_id
-                # busy: another owner holds a claim, so take the general path
-            pending, call = self._start((session_id, digest), fingerprint, checked, prepare, write)
+                # busy: another owner holds a claim, so take the general path (no second one-step try)
+                pending, call = self._start((session_id, digest), fingerprint, checked, None, write, one_step=False)
+            else:
+                pending, call = self._start((session_id, digest), fingerprint, checked, prepare, write)
             if call is not None:
                 # This attempt waits on the store call itself, as an unkeyed prompt does, rather than on a task
                 # that waits on it: the same turns of the event loop. The call's own callback, which runs first,
@@ -164,6 +168,8 @@ class KeyLedger:
         key: str,
         prepare: Prepare | None,
         write: Write | None,
+        *,
+        one_step: bool = True,
     ) -> tuple[_Pending, asyncio.Future[ClaimResult] | None]:
         """Register the first attempt of a key in this process and set its insertion going: either a task, or a
         store call in a worker thread (returned) whose callback settles the outcome."""
@@ -172,7 +178,7 @@ class KeyLedger:
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
         fast = self._claim_record
-        if prepare is None and fast is not None and self._threaded:
+        if prepare is None and fast is not None and self._threaded and one_step:
             # Claim and record in one store call, in a worker thread. Its answer is read by a callback rather than
             # by a task of its own: that saves the task's turns of the event loop on every keyed prompt. Once the
             # call is made the message may be in, so the prompt can no longer be withdrawn.
@@ -181,7 +187,7 @@ class KeyLedger:
             call = loop.run_in_executor(None, fast, slot[0], slot[1], message_id, self._for_store(fingerprint), write)
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             return pending, call
-        pending.task = loop.create_task(self._drive(slot, pending, derived, prepare, write))
+        pending.task = loop.create_task(self._drive(slot, pending, derived, prepare, write, one_step=one_step))
         return pending, None
 
     def _claimed(

@@ -85,7 +85,11 @@ _PENDING, _RECORDED = "pending", "recorded"
 
 
 class MemoryStore:
-    """Keys in a dict under a lock: for live-only messages and for tests. Lost when the process ends."""
+    """Keys in a dict under a lock: for live-only messages and for tests. Lost when the process ends.
+
+    A row keeps the prompt it was recorded with (through the ledger's `Fingerprint`) until a retry compares it; the
+    digest then takes its place. Live-only messages keep their content in memory anyway.
+    """
 
     blocking = False  # the ledger calls it directly, not from a worker thread
     lazy_fingerprints = True  # rows keep the ledger's Fingerprint objects: the digest is made only to compare
