@@ -25,8 +25,9 @@ costs at most as much as the insert itself. In memory the plain insert is one di
 the keyed call is that same assignment (inside `write`) plus a row of its own and the call to `write`, so it
 cannot take less than about twice as long in CPython: that line measures interpreter overhead, not storage.
 
-Both sides of every line run alternately in this process. PostgreSQL is measured when ACP_TEST_POSTGRES_DSN (or
-the CI default) reaches a server; otherwise its lines are left out."""
+Both sides of every line run in pairs in this process, each pair in an order drawn at random (`paired`).
+PostgreSQL is measured when ACP_TEST_POSTGRES_DSN (or the CI default) reaches a server; otherwise its lines are
+left out."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ from acp_v2_runtime.agent_db import insert_user_message, open_store
 from acp_v2_runtime.idempotency import DEFAULT_LEASE_SECONDS, KeyLedger, MemoryStore, SQLiteStore
 from acp_v2_runtime.idempotency.store import Write
 
-from .common import Ratio, interleaved
+from .common import Ratio
+from .paired import shuffled_pairs
 
 SUBMIT_GOAL = 0.8
 STORE_CALL_GOAL = 0.5
@@ -87,7 +89,7 @@ def _submit_ratio(name: str, store: Any, writer: Writer, batch: int, rounds: int
             await submit(session, key, attempt, prompt=PROMPT, write=write)
 
     try:
-        ours, reference = interleaved(
+        ours, reference = shuffled_pairs(
             lambda: loop.run_until_complete(keyed_batch()),
             lambda: loop.run_until_complete(plain_batch()),
             rounds=rounds,
@@ -124,7 +126,7 @@ def _store_call_ratio(name: str, store: Any, plain_insert: Any, writer: Writer, 
         for message_id in itertools.islice(plain_ids, batch):
             plain_insert(session, message_id)
 
-    ours, reference = interleaved(keyed, plain, rounds=rounds)
+    ours, reference = shuffled_pairs(keyed, plain, rounds=rounds)
     line = f"ledger {name} (secondary): bare store call claim_record vs a plain insert of the same message, ops/s"
     return Ratio(line, batch / ours, batch / reference, "ops/s", STORE_CALL_GOAL, True)
 
