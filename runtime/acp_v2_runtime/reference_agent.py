@@ -309,17 +309,15 @@ class Agent:
             wrote.append(message_id)
 
         if key is None:
-            # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw.
+            # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw; the
+            # ledger runs `prepare`, then inserts with no key bookkeeping.
             task = asyncio.current_task()
             assert task is not None
             session.held.add(task)
             try:
-                await prepare()
+                message_id = await self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
             finally:
                 session.held.discard(task)
-            message_id = f"msg_{uuid.uuid4().hex}"
-            with self.store.transaction() as conn:
-                write(conn, message_id)
         else:
             # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
             needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
