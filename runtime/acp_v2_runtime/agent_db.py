@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from .idempotency import SQLiteStore
@@ -113,6 +115,15 @@ def _check(path: Path) -> None:
         return  # made by an Agent from before the mark existed; the store's setup stamps it below
     if application_id != APPLICATION_ID:
         raise DatabaseRefused("an SQLite database of another program, not of this Agent")
+
+
+def insert_user_message(conn: sqlite3.Connection, session_id: str, message_id: str, prompt: object) -> None:
+    """Insert a user message and mark its session as updated, inside the caller's transaction."""
+    conn.execute(
+        "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, ?, 'user', ?)",
+        (session_id, message_id, json.dumps(prompt)),
+    )
+    conn.execute("UPDATE ref_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id))
 
 
 def open_store(path: str | Path, *, lease: float) -> SQLiteStore:

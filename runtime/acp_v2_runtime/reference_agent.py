@@ -44,7 +44,7 @@ from acp_v2_schema import protocol as M  # method names, as the spec spells them
 from acp_v2_schema.protocol import KnownErrorCode as Code
 
 from . import jsonrpc
-from .agent_db import DatabaseRefused, open_store
+from .agent_db import DatabaseRefused, insert_user_message, open_store
 from .idempotency import KeyLedger, LedgerError, validate_key
 
 PROTOCOL_VERSION = 2
@@ -75,7 +75,9 @@ class Agent:
 
     def __init__(self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None) -> None:
         self.store = open_store(db, lease=lease)
-        self.ledger = KeyLedger(self.store)
+        # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
+        # file takes microseconds, less than handing it to a worker thread and back.
+        self.ledger = KeyLedger(self.store, threaded=False)
         self.ignore_keys = ignore_keys
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
@@ -303,27 +305,25 @@ class Agent:
                 await hold.wait()
 
         def write(conn: sqlite3.Connection, message_id: str) -> None:
-            conn.execute(
-                "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, ?, 'user', ?)",
-                (sid, message_id, json.dumps(prompt)),
-            )
+            insert_user_message(conn, sid, message_id, prompt)
             wrote.append(message_id)
-            conn.execute("UPDATE ref_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), sid))
 
         if key is None:
-            # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw.
+            # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw; the
+            # ledger runs `prepare`, then inserts with no key bookkeeping.
             task = asyncio.current_task()
             assert task is not None
             session.held.add(task)
             try:
-                await prepare()
+                message_id = await self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
             finally:
                 session.held.discard(task)
-            message_id = f"msg_{uuid.uuid4().hex}"
-            with self.store.transaction() as conn:
-                write(conn, message_id)
         else:
-            message_id = await self.ledger.submit(sid, key, rid, prompt=prompt, prepare=prepare, write=write)
+            # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
+            needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
+            message_id = await self.ledger.submit(
+                sid, key, rid, prompt=prompt, prepare=prepare if needs_prepare else None, write=write
+            )
         fresh = bool(wrote)  # False for a retry, and for an attempt that joined another one
         if key is not None and fresh and self.crash_after == "insert":
             os.kill(os.getpid(), signal.SIGKILL)

@@ -127,9 +127,15 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
+_SHA256 = hashlib.sha256
+
+
 def key_digest(key: str) -> str:
     """What stores keep in place of the key: a SHA-256 hex digest of its UTF-8 bytes."""
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        return _SHA256(key.encode()).hexdigest()  # the common case, and the quickest: no lone surrogate
+    except UnicodeEncodeError:
+        return _SHA256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def derive_message_id(session_id: str, key: str) -> str:
@@ -142,7 +148,48 @@ def derive_message_id(session_id: str, key: str) -> str:
     return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
+# `json.dumps` with options builds a new encoder on every call; one kept here gives the same text for less.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def prompt_fingerprint(prompt: object) -> str:
     """A digest of the prompt content, so that a key reused with a different prompt can be noticed."""
-    text = json.dumps(prompt, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return hashlib.sha256(_CANONICAL.encode(prompt).encode("ascii")).hexdigest()
+
+
+class Fingerprint:
+    """A prompt's fingerprint, worked out the first time it is needed and then kept (the prompt is let go).
+
+    Most keyed prompts are never retried, so a store that can keep this object as it is (the memory store) never
+    pays for the digest unless a retry comes to compare; the SQL stores take `value` when they write the row.
+    The prompt must not be changed after it is submitted, as for any message that has been inserted.
+    """
+
+    __slots__ = ("_prompt", "_value")
+
+    def __init__(self, prompt: object) -> None:
+        self._prompt = prompt
+        self._value: str | None = None
+
+    @property
+    def value(self) -> str:
+        """The digest, as `prompt_fingerprint` makes it."""
+        if self._value is None:
+            self._value = prompt_fingerprint(self._prompt)
+            self._prompt = None
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Fingerprint()"
+
+
+def fingerprint_text(fingerprint: str | Fingerprint | None) -> str | None:
+    """The digest of a fingerprint that may not be worked out yet (None stays None)."""
+    return fingerprint.value if isinstance(fingerprint, Fingerprint) else fingerprint
+
+
+def fingerprints_differ(a: str | Fingerprint | None, b: str | Fingerprint | None) -> bool:
+    """Whether two prompts are known to differ: both fingerprints are present and not the same."""
+    if a is None or b is None or a is b:
+        return False
+    return fingerprint_text(a) != fingerprint_text(b)

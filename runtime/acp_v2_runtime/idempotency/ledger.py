@@ -18,6 +18,7 @@ died runs out under its lease and the next attempt takes it over.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
@@ -25,14 +26,16 @@ from typing import Any, TypeVar
 
 from .keys import (
     Cancelled,
+    Fingerprint,
     KeyReused,
     derive_message_id,
+    fingerprint_text,
+    fingerprints_differ,
     key_digest,
-    prompt_fingerprint,
     validate_key,
     validate_session_id,
 )
-from .store import LedgerStore, Write
+from .store import INSERTED, ClaimResult, LedgerStore, Write
 
 T = TypeVar("T")
 Prepare = Callable[[], Awaitable[None]]
@@ -42,7 +45,7 @@ Prepare = Callable[[], Awaitable[None]]
 @dataclass
 class _Pending:
     future: asyncio.Future[str]
-    fingerprint: str | None
+    fingerprint: Fingerprint | None
     attempts: set[Hashable] = field(default_factory=set)
     task: asyncio.Task[str] | None = None
     inserting: bool = False
@@ -52,8 +55,10 @@ class KeyLedger:
     """Records idempotency keys for sessions on top of a store (memory, SQLite or PostgreSQL).
 
     `derive_message_ids=True` makes each messageId a UUID v5 of (sessionId, key), for runtimes that keep their own
-    message ids; otherwise `new_message_id` makes them (a random UUID by default). The ledger's `repr`, its errors
-    and its logs never contain a key.
+    message ids; otherwise `new_message_id` makes them (a random UUID by default). Calls to a blocking store (SQLite,
+    PostgreSQL) run in a worker thread; `threaded=False` runs them on the event loop instead, for an application
+    whose other writes to the same database already do. The ledger's `repr`, its errors and its logs never contain
+    a key.
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class KeyLedger:
         poll_seconds: float = 0.01,
         max_poll_seconds: float = 0.1,
         owner: str | None = None,
+        threaded: bool | None = None,
     ) -> None:
         self.store = store
         self.derive_message_ids = derive_message_ids
@@ -74,7 +80,12 @@ class KeyLedger:
         self.owner = owner or uuid.uuid4().hex  # who holds our claims: one id per ledger, so per process
         self._pending: dict[tuple[str, str], _Pending] = {}
         self._by_attempt: dict[Hashable, tuple[str, str]] = {}
-        self._threaded = getattr(store, "blocking", True)
+        # Blocking stores run in a worker thread unless the caller says its loop may wait for them (`threaded`).
+        self._threaded = getattr(store, "blocking", True) if threaded is None else threaded
+        self._claim_record: Callable[..., ClaimResult] | None = getattr(store, "claim_record", None)
+        # A store that keeps fingerprints as objects gets them unworked; the others get the digest.
+        self._lazy = getattr(store, "lazy_fingerprints", False)
+        self._inline_claim_record = None if self._threaded else self._claim_record
 
     def __repr__(self) -> str:
         return f"KeyLedger({self.store!r}, {len(self._pending)} pending)"
@@ -89,29 +100,59 @@ class KeyLedger:
         prepare: Prepare | None = None,
         write: Write | None = None,
     ) -> str:
-        """Handle one attempt of a keyed prompt and return the messageId that answers it.
+        """Handle one attempt of a prompt and return the messageId that answers it.
 
         `attempt` names this request uniquely (e.g. (connection, JSON-RPC id)) so that `cancel` can find it;
         `prompt`, when given, lets a reused key with a different prompt be rejected (-32602); `write` inserts the
         message inside the store's transaction. Raises InvalidKey, KeyReused, Cancelled, or what `prepare` or
-        `write` raised. The key must not be None: a prompt without a key never reaches the ledger. A session id that
-        no store could keep the same way raises InvalidSessionId before any store is called.
+        `write` raised. A session id that no store could keep the same way raises InvalidSessionId before any
+        store is called.
+
+        A key that is None (omitted or null) means a prompt without a key: `prepare` runs, then `write` inserts the
+        message under a new messageId in a store transaction of its own, with no key bookkeeping. Such an attempt
+        is withdrawn by cancelling the task that awaits it (`cancel` knows only keyed attempts).
         """
         session_id = validate_session_id(session_id)  # before any store sees it: odd ids get our own error
         checked = validate_key(key)
         if checked is None:
-            raise ValueError("a prompt without an idempotency key is handled without the ledger")
-        slot = (session_id, key_digest(checked))
-        fingerprint = prompt_fingerprint(prompt) if prompt is not None else None
-        pending = self._pending.get(slot)
+            return await self._unkeyed(prepare, write)
+        digest = key_digest(checked)
+        fingerprint = None if prompt is None else Fingerprint(prompt)
+        pending = self._pending.get((session_id, digest)) if self._pending else None
         if pending is None:
-            loop = asyncio.get_running_loop()
-            pending = _Pending(loop.create_future(), fingerprint)
-            self._pending[slot] = pending
-            mid = derive_message_id(session_id, checked) if self.derive_message_ids else None
-            pending.task = loop.create_task(self._drive(slot, pending, mid, prepare, write))
-        elif fingerprint and pending.fingerprint and fingerprint != pending.fingerprint:
+            fast = self._inline_claim_record
+            if fast is not None and prepare is None:
+                # Nothing to wait for before the insertion and a store that answers at once: no other attempt
+                # can arrive and no cancel can land before the store has answered, so nothing is registered.
+                if self.derive_message_ids:
+                    message_id = derive_message_id(session_id, checked)
+                else:
+                    message_id = self._new_message_id()
+                claim = fast(
+                    session_id, digest, message_id, fingerprint if self._lazy else fingerprint_text(fingerprint), write
+                )
+                if claim is INSERTED or claim.state == "claimed":
+                    return message_id
+                if claim.state == "recorded":
+                    if fingerprints_differ(fingerprint, claim.fingerprint):
+                        raise KeyReused
+                    assert claim.message_id is not None
+                    return claim.message_id
+                # busy: another owner holds a claim, so take the general path (no second one-step try)
+                pending, call = self._start((session_id, digest), fingerprint, checked, None, write, one_step=False)
+            else:
+                pending, call = self._start((session_id, digest), fingerprint, checked, prepare, write)
+            if call is not None:
+                # This attempt waits on the store call itself, as an unkeyed prompt does, rather than on a task
+                # that waits on it: the same turns of the event loop. The call's own callback, which runs first,
+                # settles the outcome for every attempt.
+                with contextlib.suppress(Exception):  # an error is in pending.future too
+                    await asyncio.shield(call)
+                if pending.future.done():
+                    return pending.future.result()
+        elif fingerprints_differ(fingerprint, pending.fingerprint):
             raise KeyReused
+        slot = (session_id, digest)
         pending.attempts.add(attempt)
         self._by_attempt[attempt] = slot
         try:
@@ -119,6 +160,87 @@ class KeyLedger:
         finally:
             pending.attempts.discard(attempt)
             self._by_attempt.pop(attempt, None)
+
+    def _start(
+        self,
+        slot: tuple[str, str],
+        fingerprint: Fingerprint | None,
+        key: str,
+        prepare: Prepare | None,
+        write: Write | None,
+        *,
+        one_step: bool = True,
+    ) -> tuple[_Pending, asyncio.Future[ClaimResult] | None]:
+        """Register the first attempt of a key in this process and set its insertion going: either a task, or a
+        store call in a worker thread (returned) whose callback settles the outcome."""
+        loop = asyncio.get_running_loop()
+        pending = _Pending(loop.create_future(), fingerprint)
+        self._pending[slot] = pending
+        derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
+        fast = self._claim_record
+        if prepare is None and fast is not None and self._threaded and one_step:
+            # Claim and record in one store call, in a worker thread. Its answer is read by a callback rather than
+            # by a task of its own: that saves the task's turns of the event loop on every keyed prompt. Once the
+            # call is made the message may be in, so the prompt can no longer be withdrawn.
+            pending.inserting = True
+            message_id = derived or self._new_message_id()
+            call = loop.run_in_executor(None, fast, slot[0], slot[1], message_id, self._for_store(fingerprint), write)
+            call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
+            return pending, call
+        pending.task = loop.create_task(self._drive(slot, pending, derived, prepare, write, one_step=one_step))
+        return pending, None
+
+    def _claimed(
+        self,
+        call: asyncio.Future[ClaimResult],
+        slot: tuple[str, str],
+        pending: _Pending,
+        message_id: str,
+        derived: str | None,
+        write: Write | None,
+    ) -> None:
+        """Answer the attempts of a key from the threaded `claim_record` call that `_start` made."""
+        try:
+            claim = call.result()
+        except BaseException as exc:  # the store or `write` failed: every attempt gets the error, the key is unused
+            self._settle(slot, pending, error=exc)
+            return
+        if claim is INSERTED or claim.state == "claimed":
+            self._settle(slot, pending, message_id)
+        elif claim.state == "recorded":
+            if fingerprints_differ(pending.fingerprint, claim.fingerprint):
+                self._settle(slot, pending, error=KeyReused())
+            else:
+                self._settle(slot, pending, claim.message_id)
+        else:  # busy: another owner holds a claim, so take the general path (which can be withdrawn again)
+            pending.inserting = False
+            loop = asyncio.get_running_loop()
+            pending.task = loop.create_task(self._drive(slot, pending, derived, None, write, one_step=False))
+
+    def _settle(
+        self,
+        slot: tuple[str, str],
+        pending: _Pending,
+        message_id: str | None = None,
+        error: BaseException | None = None,
+    ) -> None:
+        self._pending.pop(slot, None)
+        if error is not None:
+            pending.future.set_exception(error)
+            pending.future.exception()  # nobody may be waiting any more: mark the outcome as seen
+        else:
+            pending.future.set_result(message_id or "")
+
+    def _for_store(self, fingerprint: Fingerprint | None) -> Fingerprint | str | None:
+        return fingerprint if self._lazy else fingerprint_text(fingerprint)
+
+    async def _unkeyed(self, prepare: Prepare | None, write: Write | None) -> str:
+        if prepare is not None:
+            await prepare()
+        message_id = self._new_message_id()
+        if write is not None:
+            await self._call(self.store.insert, message_id, write, final=True)
+        return message_id
 
     def cancel(self, attempt: Hashable) -> bool:
         """Withdraw the prompt that `attempt` waits on, if it is not inserted yet (every attempt gets -32800)."""
@@ -155,9 +277,11 @@ class KeyLedger:
         derived: str | None,
         prepare: Prepare | None,
         write: Write | None,
+        *,
+        one_step: bool = True,
     ) -> str:
         try:
-            message_id = await self._run(slot, pending, derived, prepare, write)
+            message_id = await self._run(slot, pending, derived, prepare, write, one_step)
         except asyncio.CancelledError:
             pending.future.set_exception(Cancelled())
             raise
@@ -182,18 +306,20 @@ class KeyLedger:
         derived: str | None,
         prepare: Prepare | None,
         write: Write | None,
+        one_step: bool,
     ) -> str:
         session_id, digest = slot
-        fast = getattr(self.store, "claim_record", None)
-        if prepare is None and fast is not None:
+        fast = self._claim_record
+        if prepare is None and fast is not None and one_step:
             # Nothing happens between arrival and insertion, so claim and record are one transaction.
             pending.inserting = True
             message_id = derived or self._new_message_id()
-            claim = await self._call(fast, session_id, digest, message_id, pending.fingerprint, write, final=True)
+            fingerprint = self._for_store(pending.fingerprint)
+            claim = await self._call(fast, session_id, digest, message_id, fingerprint, write, final=True)
             if claim.state == "claimed":
                 return message_id
             if claim.state == "recorded":
-                if pending.fingerprint and claim.fingerprint not in (None, pending.fingerprint):
+                if fingerprints_differ(pending.fingerprint, claim.fingerprint):
                     raise KeyReused
                 assert claim.message_id is not None
                 return claim.message_id
@@ -201,12 +327,13 @@ class KeyLedger:
         delay = self._poll
         while True:
             try:
-                claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.fingerprint)
+                fingerprint = self._for_store(pending.fingerprint)
+                claim = await self._call(self.store.claim, session_id, digest, self.owner, fingerprint)
             except asyncio.CancelledError:
                 # The claim may have gone through just as the prompt was withdrawn: give it back.
                 await self._call(self.store.release, session_id, digest, self.owner)
                 raise
-            different = bool(pending.fingerprint and claim.fingerprint and claim.fingerprint != pending.fingerprint)
+            different = fingerprints_differ(pending.fingerprint, claim.fingerprint)
             if claim.state == "recorded":
                 if different:
                     raise KeyReused

@@ -51,6 +51,10 @@ class SqlStore:
             )
             return RecordResult(True, message_id)
 
+    def insert(self, message_id: str, write: Write) -> None:
+        with self.transaction() as conn:
+            write(conn, message_id)
+
     def lookup(self, session_id: str, digest: str) -> str | None:
         ph = self.PH
         row = (

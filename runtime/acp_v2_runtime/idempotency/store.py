@@ -9,7 +9,8 @@ that any number of threads, processes or nodes can share one store:
   while the caller still owns the claim;
 - `release` gives a claimed key back unused, as after an error response;
 - `renew` extends a lease while pre-insertion work (a hook, a held prompt) goes on;
-- `claim_record` (optional) does claim and record in one step when nothing has to happen between them.
+- `claim_record` (optional) does claim and record in one step when nothing has to happen between them;
+- `insert` writes a message that carries no key (the caller's `write` in a transaction of the store's).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, Protocol
 
+from .keys import Fingerprint
+
 State = Literal["claimed", "recorded", "busy"]
 Write = Callable[[Any, str], None]
 """Inserts the message with the given messageId; called inside the store's transaction with its connection."""
@@ -27,11 +30,12 @@ DEFAULT_LEASE_SECONDS = 30.0
 
 
 class ClaimResult(NamedTuple):
-    """The answer to a claim. `message_id` is set when recorded; `fingerprint` is the prompt digest of the row."""
+    """The answer to a claim. `message_id` is set when recorded; `fingerprint` is the prompt digest of the row
+    (a `Fingerprint` object in stores that keep them unworked)."""
 
     state: State
     message_id: str | None = None
-    fingerprint: str | None = None
+    fingerprint: str | Fingerprint | None = None
 
 
 INSERTED = ClaimResult("claimed")
@@ -62,6 +66,8 @@ class LedgerStore(Protocol):
     # (inserted now, under `message_id`), "recorded" (inserted before) or "busy" (another owner holds a claim).
     # def claim_record(self, session_id, digest, message_id, fingerprint, write) -> ClaimResult: ...
 
+    def insert(self, message_id: str, write: Write) -> None: ...
+
     def renew(self, session_id: str, digest: str, owner: str) -> bool: ...
 
     def lookup(self, session_id: str, digest: str) -> str | None: ...
@@ -71,90 +77,113 @@ class LedgerStore(Protocol):
     def close(self) -> None: ...
 
 
-# A memory row is a plain tuple (cheap to make): (state, owner, lease until, fingerprint, messageId).
-_Row = tuple[str, "str | None", float, "str | None", "str | None"]
+# A memory row is a plain tuple (cheap to make): (state, owner, lease until, fingerprint, messageId). Rows are
+# grouped per session under their digest, so that no (session, digest) tuple is made and kept for each key: every
+# object a keyed prompt leaves behind is one more for the garbage collector to walk through, again and again.
+_Row = tuple[str, "str | None", float, "str | Fingerprint | None", "str | None"]
 _PENDING, _RECORDED = "pending", "recorded"
 
 
 class MemoryStore:
-    """Keys in a dict under a lock: for live-only messages and for tests. Lost when the process ends."""
+    """Keys in a dict under a lock: for live-only messages and for tests. Lost when the process ends.
+
+    A row keeps the prompt it was recorded with (through the ledger's `Fingerprint`) until a retry compares it; the
+    digest then takes its place. Live-only messages keep their content in memory anyway.
+    """
 
     blocking = False  # the ledger calls it directly, not from a worker thread
+    lazy_fingerprints = True  # rows keep the ledger's Fingerprint objects: the digest is made only to compare
 
     def __init__(self, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, clock: Callable[[], float] = time.monotonic):
         self.lease_seconds = lease_seconds
         self._clock = clock
-        self._rows: dict[tuple[str, str], _Row] = {}
+        self._sessions: dict[str, dict[str, _Row]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"MemoryStore({len(self._rows)} keys)"
+        return f"MemoryStore({sum(map(len, self._sessions.values()))} keys)"
 
-    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
+    def _rows(self, session_id: str) -> dict[str, _Row]:
+        rows = self._sessions.get(session_id)
+        if rows is None:
+            rows = self._sessions[session_id] = {}
+        return rows
+
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | Fingerprint | None) -> ClaimResult:
         now = self._clock()
-        slot = (session_id, digest)
         with self._lock:
-            row = self._rows.get(slot)
+            rows = self._rows(session_id)
+            row = rows.get(digest)
             if row is None or (row[0] == _PENDING and (row[1] == owner or row[2] <= now)):
-                self._rows[slot] = (_PENDING, owner, now + self.lease_seconds, fingerprint, None)
+                rows[digest] = (_PENDING, owner, now + self.lease_seconds, fingerprint, None)
                 return ClaimResult("claimed", None, fingerprint)
             return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
 
     def claim_record(
-        self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
+        self,
+        session_id: str,
+        digest: str,
+        message_id: str,
+        fingerprint: str | Fingerprint | None,
+        write: Write | None,
     ) -> ClaimResult:
-        slot = (session_id, digest)
         new = (_RECORDED, None, 0.0, fingerprint, message_id)
         with self._lock:  # every method holds the lock, so nobody sees the row before the write is done
-            row = self._rows.setdefault(slot, new)
+            rows = self._sessions.get(session_id)
+            if rows is None:
+                rows = self._sessions[session_id] = {}
+            row = rows.setdefault(digest, new)
             if row is new:
                 if write is not None:
                     try:
                         write(None, message_id)
                     except BaseException:
-                        del self._rows[slot]
+                        del rows[digest]
                         raise
                 return INSERTED
             return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
 
     def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
-        slot = (session_id, digest)
         with self._lock:
-            row = self._rows.get(slot)
+            rows = self._rows(session_id)
+            row = rows.get(digest)
             if row is not None and row[0] == _RECORDED:
                 return RecordResult(False, row[4])
             if row is None or row[1] != owner:
                 return RecordResult(False, None)
             if write is not None:
                 write(None, message_id)
-            self._rows[slot] = (_RECORDED, None, 0.0, row[3], message_id)
+            rows[digest] = (_RECORDED, None, 0.0, row[3], message_id)
             return RecordResult(True, message_id)
 
+    def insert(self, message_id: str, write: Write) -> None:
+        with self._lock:  # as claim_record does, so that a keyed and an unkeyed insert cost the same lock
+            write(None, message_id)
+
     def release(self, session_id: str, digest: str, owner: str) -> None:
-        slot = (session_id, digest)
         with self._lock:
-            row = self._rows.get(slot)
+            rows = self._sessions.get(session_id, {})
+            row = rows.get(digest)
             if row is not None and row[0] == _PENDING and row[1] == owner:
-                del self._rows[slot]
+                del rows[digest]
 
     def renew(self, session_id: str, digest: str, owner: str) -> bool:
-        slot = (session_id, digest)
         with self._lock:
-            row = self._rows.get(slot)
+            rows = self._sessions.get(session_id, {})
+            row = rows.get(digest)
             if row is None or row[0] != _PENDING or row[1] != owner:
                 return False
-            self._rows[slot] = (_PENDING, owner, self._clock() + self.lease_seconds, row[3], None)
+            rows[digest] = (_PENDING, owner, self._clock() + self.lease_seconds, row[3], None)
             return True
 
     def lookup(self, session_id: str, digest: str) -> str | None:
         with self._lock:
-            row = self._rows.get((session_id, digest))
+            row = self._sessions.get(session_id, {}).get(digest)
             return row[4] if row is not None else None
 
     def forget_session(self, session_id: str) -> None:
         with self._lock:
-            for slot in [s for s in self._rows if s[0] == session_id]:
-                del self._rows[slot]
+            self._sessions.pop(session_id, None)
 
     def close(self) -> None:
         """Nothing to close; present so that every store can be used the same way."""

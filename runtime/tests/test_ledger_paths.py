@@ -1,0 +1,147 @@
+"""The ledger's quick paths keep its rules: prompts without a key, one-step keyed inserts, unworked fingerprints."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+
+import pytest
+
+from acp_v2_runtime.idempotency import KeyLedger, KeyReused, MemoryStore, key_digest, prompt_fingerprint
+from acp_v2_runtime.idempotency.keys import Fingerprint, fingerprints_differ
+
+PROMPT = [{"type": "text", "text": "hello"}, {"type": "resource_link", "uri": "file:///a.py", "name": "a.py"}]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_a_prompt_without_a_key_is_inserted_every_time(store_factory, session_id):
+    inserted = []
+    prepared = []
+    ledger = KeyLedger(store_factory())
+
+    async def prepare():
+        prepared.append(True)
+
+    async def go():
+        write = lambda _c, m: inserted.append(m)  # noqa: E731 - one line
+        first = await ledger.submit(session_id, None, 1, prompt=PROMPT, prepare=prepare, write=write)
+        second = await ledger.submit(session_id, None, 2, prompt=PROMPT, write=write)
+        return first, second
+
+    first, second = run(go())
+    assert first != second and inserted == [first, second] and prepared == [True]
+    assert ledger.pending_count() == 0
+
+
+def test_a_prompt_without_a_key_that_fails_to_write_raises(store_factory, session_id):
+    ledger = KeyLedger(store_factory())
+
+    def write(_conn, _message_id):
+        raise RuntimeError("the message table refused the row")
+
+    with pytest.raises(RuntimeError):
+        run(ledger.submit(session_id, None, 1, prompt=PROMPT, write=write))
+
+
+def test_a_failed_one_step_insert_answers_every_attempt_and_leaves_the_key_unused(store_factory, session_id):
+    ledger = KeyLedger(store_factory())
+    inserted = []
+
+    def refuse(_conn, _message_id):
+        raise RuntimeError("the message table refused the row")
+
+    async def go():
+        results = await asyncio.gather(
+            *(ledger.submit(session_id, "k", i, prompt=PROMPT, write=refuse) for i in range(3)),
+            return_exceptions=True,
+        )
+        assert all(isinstance(r, RuntimeError) for r in results)
+        return await ledger.submit(session_id, "k", 9, prompt=PROMPT, write=lambda _c, m: inserted.append(m))
+
+    message_id = run(go())
+    assert inserted == [message_id]
+    assert run(ledger.lookup(session_id, "k")) == message_id
+
+
+def test_a_key_reused_with_another_prompt_is_refused_after_a_one_step_insert(store_factory, session_id):
+    ledger = KeyLedger(store_factory())
+
+    async def go():
+        first = await ledger.submit(session_id, "k", 1, prompt=PROMPT)
+        again = await ledger.submit(session_id, "k", 2, prompt=json.loads(json.dumps(PROMPT)))  # equal, not same
+        with pytest.raises(KeyReused):
+            await ledger.submit(session_id, "k", 3, prompt=[{"type": "text", "text": "other"}])
+        return first, again
+
+    first, again = run(go())
+    assert first == again
+
+
+def test_cancelling_the_first_attempt_during_a_threaded_insert_still_answers_the_others(store_factory, session_id):
+    store = store_factory()
+    if isinstance(store, MemoryStore):
+        pytest.skip("the memory store answers inline: there is no store call to wait on")
+    ledger = KeyLedger(store)
+    entered, release = threading.Event(), threading.Event()
+    inserted = []
+
+    def slow_write(_conn, message_id):
+        entered.set()
+        release.wait(10)
+        inserted.append(message_id)
+
+    async def go():
+        first = asyncio.create_task(ledger.submit(session_id, "k", 1, prompt=PROMPT, write=slow_write))
+        await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
+        second = asyncio.create_task(ledger.submit(session_id, "k", 2, prompt=PROMPT, write=slow_write))
+        await asyncio.sleep(0.01)
+        assert not ledger.cancel(2)  # the message may be in already: no attempt can withdraw it
+        first.cancel()
+        release.set()
+        return await asyncio.gather(first, second, return_exceptions=True)
+
+    first, second = run(go())
+    assert isinstance(first, asyncio.CancelledError)
+    assert inserted == [second]
+
+
+def test_fingerprints_are_worked_out_when_compared():
+    lazy = Fingerprint(PROMPT)
+    assert lazy.value == prompt_fingerprint(PROMPT)
+    assert not fingerprints_differ(lazy, Fingerprint(json.loads(json.dumps(PROMPT))))
+    assert not fingerprints_differ(lazy, prompt_fingerprint(PROMPT))
+    assert fingerprints_differ(lazy, Fingerprint([{"type": "text", "text": "other"}]))
+    assert not fingerprints_differ(lazy, None) and not fingerprints_differ(None, lazy)
+    assert "hello" not in repr(Fingerprint(PROMPT))
+
+
+def test_digests_and_fingerprints_keep_their_form():
+    """Stores written by earlier versions hold these values; a retry must still find and match them."""
+    assert key_digest("k") == hashlib.sha256(b"k").hexdigest()
+    assert key_digest("\ud800") == hashlib.sha256("\ud800".encode("utf-8", "surrogatepass")).hexdigest()
+    canonical = json.dumps(PROMPT, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert prompt_fingerprint(PROMPT) == hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    unicode_prompt = [{"type": "text", "text": "héllo 😀", "b": 1, "a": [True, None, 1.5]}]
+    canonical = json.dumps(unicode_prompt, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert prompt_fingerprint(unicode_prompt) == hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_attempts_share_one_insertion_with_store_calls_in_a_thread_or_inline(store_factory, session_id, threaded):
+    inserted = []
+    ledger = KeyLedger(store_factory(), threaded=threaded)
+    other = KeyLedger(store_factory(), threaded=threaded)  # another process, as far as the store can tell
+
+    async def go():
+        write = lambda _c, m: inserted.append(m)  # noqa: E731 - one line
+        attempts = [ledger.submit(session_id, "k", i, prompt=PROMPT, write=write) for i in range(16)]
+        attempts += [other.submit(session_id, "k", 100 + i, prompt=PROMPT, write=write) for i in range(16)]
+        return await asyncio.gather(*attempts)
+
+    ids = run(go())
+    assert len(set(ids)) == 1 and inserted == [ids[0]]
