@@ -9,6 +9,11 @@ announced with `expect`). Methods starting with `_` are extensions: their params
 plain JSON values that were sent (`ExtRequest`, `ExtNotification`, `ExtResponse` in the models). Anything that
 is not a well-formed message becomes an `Invalid` value that says why and which JSON-RPC error answers it.
 
+A line that holds one well-formed message is read in one pass of pydantic-core: a request or notification by a
+union of every method's envelope, discriminated by `method` (the routing happens there), a response by a first
+look at its `id` and then its method's result envelope. Any line that pass does not accept, for whatever reason,
+is read again step by step, and that careful path alone says what is wrong; so both give the same messages.
+
 The routing table is the spec's: every (method, kind) with its params and result type.
 """
 
@@ -18,10 +23,11 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple, Union
+from typing import Annotated, Any, Literal, NamedTuple, Union
 
-from pydantic import TypeAdapter, ValidationError, create_model
+from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, create_model
 from pydantic_core import from_json
+from typing_extensions import NotRequired, TypedDict
 
 from . import models
 from .models._open_unions import error_paths
@@ -223,16 +229,110 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
         return None, _problems(exc, (where,))
 
 
+def _kind_of(message: Any) -> str:
+    return "request" if isinstance(message, dict) and "id" in message else "notification"
+
+
+def _envelope(method: str, kind: str, params_type: str) -> Any:
+    """The whole message of one (method, kind) entry; a notification's `id` is read only to tell that it has none."""
+    fields: dict[str, Any] = {
+        "jsonrpc": Literal["2.0"],
+        "method": Literal[method],  # type: ignore[valid-type]
+        "params": getattr(models, params_type),
+        "id": Union[int, str] if kind == "request" else NotRequired[Any],
+    }
+    return TypedDict(f"{params_type}Message", fields)  # type: ignore[operator]
+
+
+def _calls() -> Any:
+    """A request or notification of any method with params, validated and routed by `method` in pydantic-core."""
+    kinds: dict[str, list[str]] = {}
+    for (method, kind), route in ROUTES.items():
+        if route.params is not None:
+            kinds.setdefault(method, []).append(kind)
+    choices: list[Any] = []
+    for method, found in sorted(kinds.items()):
+        if len(found) == 1:
+            choices.append(_envelope(method, found[0], ROUTES[(method, found[0])].params or ""))
+        else:  # a method with both forms (mcp/message): the form by whether an id is present
+            forms = tuple(
+                Annotated[_envelope(method, k, ROUTES[(method, k)].params or ""), Tag(k)]
+                for k in found
+            )
+            choices.append(Annotated[Union[forms], Discriminator(_kind_of)])
+    if not choices:
+        return None
+    if len(choices) == 1:
+        return TypeAdapter(choices[0]).validator
+    return TypeAdapter(Annotated[Union[tuple(choices)], Field(discriminator="method")]).validator
+
+
+class _Head(TypedDict, total=False):
+    """What decides a response's route; `result` and anything else are skipped by the parser, never built."""
+
+    id: Any
+    method: Any
+    error: Any
+
+
+def _answer(member: str, type_name: str) -> Any:
+    """A response carrying `member` (result or error) of the named type; the other member is read only to tell
+    that it is absent."""
+    other = "error" if member == "result" else "result"
+    fields: dict[str, Any] = {
+        "jsonrpc": Literal["2.0"],
+        member: getattr(models, type_name),
+        other: NotRequired[Any],
+    }
+    return TypeAdapter(TypedDict(f"{type_name}In{member.title()}", fields)).validator  # type: ignore[operator]
+
+
+_VALIDATORS: dict[Any, Any] = {}  # the one-pass validators, each built on first use and kept
+
+
+def _validator(key: Any, build: Any, *args: str) -> Any:
+    found = _VALIDATORS.get(key)
+    if found is None:
+        found = _VALIDATORS[key] = build(*args)
+    return found
+
+
+def _head() -> Any:
+    return TypeAdapter(_Head).validator
+
+
+_REQUESTS = frozenset(method for method, kind in ROUTES if kind == "request")
+# Text the one-pass read leaves to the careful path: a "method" key decides which validator to try first, and
+# NaN or Infinity, which pydantic-core reads as numbers though JSON has none, must be refused as the parser does.
+_MARKS: dict[type, tuple[Any, Any, Any]] = {
+    str: ('"method"', "NaN", "Infinity"),
+    bytes: (b'"method"', b"NaN", b"Infinity"),
+}
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _make(cls: type[Any], fields: dict[str, Any]) -> Any:
+    """An instance of a frozen message class from its complete fields, without the per-field cost of `__init__`
+    (the one-pass read makes one per line)."""
+    message = _new(cls)
+    _set(message, "__dict__", fields)
+    return message
+
+
 class MessageReader:
     """Reads messages one line at a time and routes each to its models.
 
     `remember_requests`: remember every request read, so that a later response to it is routed (right for a
     recorded session or a proxy that sees both sides). An SDK reading only its peer's lines calls `expect` for
-    each request it sends instead.
+    each request it sends instead. `one_pass=False` reads every line step by step (the messages are the same).
     """
 
-    def __init__(self, *, remember_requests: bool = True) -> None:
+    def __init__(self, *, remember_requests: bool = True, one_pass: bool = True) -> None:
         self.remember_requests = remember_requests
+        # False reads every line step by step, as the one-pass read does for a line it does not accept (tests
+        # compare the two)
+        self.one_pass = one_pass
         # id -> methods of the unanswered requests with that id (both sides may use one id); the key keeps the
         # id's type, so that 1 and "1" stay apart
         self.pending: dict[tuple[bool, int | str], list[str]] = {}
@@ -243,6 +343,17 @@ class MessageReader:
 
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
+        marks = _MARKS.get(type(line)) if self.one_pass else None
+        if marks is not None and marks[1] not in line and marks[2] not in line:
+            try:
+                found = self._one_pass(line, marks[0] in line)
+            except (
+                ValueError,
+                RecursionError,
+            ):  # ValidationError among them: the careful path says why
+                found = None
+            if found is not None:
+                return [found]
         if isinstance(line, bytes):
             try:
                 line = line.decode("utf-8")
@@ -271,6 +382,71 @@ class MessageReader:
         if isinstance(value, dict):
             return [self.read_message(value, line)]
         return self.read_value(value)
+
+    def _one_pass(self, line: str | bytes, call: bool) -> Message | None:
+        """The message on a line holding one well-formed message, validated in one pass; None for anything else.
+
+        Raises ValidationError for a line the validators refuse. The state (`pending`) changes only on success.
+        """
+        if call:
+            calls = _validator("calls", _calls)
+            if calls is None:
+                return None
+            message = calls.validate_json(line, strict=True)
+            if "id" not in message:
+                return _make(
+                    Notification,
+                    {"method": message["method"], "params": message["params"], "extension": False},
+                )
+            method = message["method"]
+            if method not in _REQUESTS:
+                return None  # a notification-only method sent with an id
+            request_id = message["id"]
+            if self.remember_requests:
+                self.pending.setdefault((type(request_id) is str, request_id), []).append(method)
+            return _make(
+                Request,
+                {
+                    "id": request_id,
+                    "method": method,
+                    "params": message["params"],
+                    "extension": False,
+                },
+            )
+        head = _validator("head", _head).validate_json(line, strict=True)
+        if "method" in head or "id" not in head:
+            return None
+        request_id = head["id"]
+        if not _is_id(request_id):
+            return None
+        key = (type(request_id) is str, request_id)
+        candidates = self.pending.get(key)
+        if not candidates or len(candidates) != 1 or candidates[0].startswith(EXTENSION_PREFIX):
+            return None  # unknown id (an error to report), an id pending twice, or an extension's answer
+        method = candidates[0]
+        if "error" in head:
+            answer = _validator(("error", ERROR_TYPE), _answer, "error", ERROR_TYPE).validate_json(
+                line, strict=True
+            )
+            if "result" in answer:
+                return None
+            del self.pending[key]
+            return _make(
+                ErrorResponse, {"id": request_id, "method": method, "error": answer["error"]}
+            )
+        result_type = ROUTES[(method, "request")].result
+        if result_type is None:
+            return None
+        answer = _validator(result_type, _answer, "result", result_type).validate_json(
+            line, strict=True
+        )
+        if "error" in answer:
+            return None
+        del self.pending[key]
+        return _make(
+            Response,
+            {"id": request_id, "method": method, "result": answer["result"], "extension": False},
+        )
 
     def read_value(self, value: Any) -> list[Message]:
         """The messages of one parsed JSON value (a message or a batch)."""
