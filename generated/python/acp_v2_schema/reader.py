@@ -20,14 +20,16 @@ The routing table is the spec's: every (method, kind) with its params and result
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, NamedTuple, Union
+from typing import Any, NamedTuple, Union
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, create_model
-from pydantic_core import from_json
-from typing_extensions import NotRequired, TypedDict
+from pydantic import GetCoreSchemaHandler, TypeAdapter, ValidationError, create_model
+from pydantic_core import CoreSchema, from_json
+from pydantic_core import core_schema as cs
+from typing_extensions import TypedDict
 
 from . import models
 from .models._open_unions import error_paths
@@ -229,42 +231,61 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
         return None, _problems(exc, (where,))
 
 
-def _kind_of(message: Any) -> str:
-    return "request" if isinstance(message, dict) and "id" in message else "notification"
+def _message(cls: type[Any], members: dict[str, Any], given: dict[str, Any], forbid: bool) -> Any:
+    """The schema of a whole message read straight into `cls`: `members` are read from the line (`jsonrpc` is
+    checked, not kept), `given` are set without reading them. `forbid` refuses any other member of the line."""
+    fields = [cs.dataclass_field("jsonrpc", cs.literal_schema(["2.0"]), init_only=True)]
+    fields += [cs.dataclass_field(name, schema) for name, schema in members.items()]
+    fields += [
+        cs.dataclass_field(name, cs.with_default_schema(cs.any_schema(), default=value), init=False)
+        for name, value in given.items()
+    ]
+    args = cs.dataclass_args_schema(
+        cls.__name__, fields, extra_behavior="forbid" if forbid else "ignore"
+    )
+    return cs.dataclass_schema(cls, args, [*members, *given], frozen=True)
 
 
-def _envelope(method: str, kind: str, params_type: str) -> Any:
-    """The whole message of one (method, kind) entry; a notification's `id` is read only to tell that it has none."""
-    fields: dict[str, Any] = {
-        "jsonrpc": Literal["2.0"],
-        "method": Literal[method],  # type: ignore[valid-type]
-        "params": getattr(models, params_type),
-        "id": Union[int, str] if kind == "request" else NotRequired[Any],
-    }
-    return TypedDict(f"{params_type}Message", fields)  # type: ignore[operator]
+_ID_SCHEMA = cs.union_schema([cs.int_schema(), cs.str_schema()])
+
+
+class _Calls:
+    """Any request or notification of a method with params, validated and routed by `method` in pydantic-core.
+
+    A notification refuses members it does not know, so that a line with an `id` is never read as one; where a
+    method has both forms, the request (which needs an `id`) is tried first.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        forms: dict[str, list[CoreSchema]] = {}
+        for (method, kind), route in sorted(
+            ROUTES.items(), key=lambda item: item[0][1] != "request"
+        ):
+            if route.params is None:
+                continue  # left to the careful path, which keeps such params as they were sent
+            members = {
+                "method": cs.literal_schema([method]),
+                "params": handler.generate_schema(getattr(models, route.params)),
+            }
+            if kind == "request":
+                schema = _message(
+                    Request, {"id": _ID_SCHEMA, **members}, {"extension": False}, forbid=False
+                )
+            else:
+                schema = _message(Notification, members, {"extension": False}, forbid=True)
+            forms.setdefault(method, []).append(schema)
+        choices = {
+            m: f[0] if len(f) == 1 else cs.union_schema(f, mode="left_to_right")
+            for m, f in forms.items()
+        }
+        return cs.tagged_union_schema(choices, discriminator="method")
 
 
 def _calls() -> Any:
-    """A request or notification of any method with params, validated and routed by `method` in pydantic-core."""
-    kinds: dict[str, list[str]] = {}
-    for (method, kind), route in ROUTES.items():
-        if route.params is not None:
-            kinds.setdefault(method, []).append(kind)
-    choices: list[Any] = []
-    for method, found in sorted(kinds.items()):
-        if len(found) == 1:
-            choices.append(_envelope(method, found[0], ROUTES[(method, found[0])].params or ""))
-        else:  # a method with both forms (mcp/message): the form by whether an id is present
-            forms = tuple(
-                Annotated[_envelope(method, k, ROUTES[(method, k)].params or ""), Tag(k)]
-                for k in found
-            )
-            choices.append(Annotated[Union[forms], Discriminator(_kind_of)])
-    if not choices:
+    if not any(route.params for route in ROUTES.values()):
         return None
-    if len(choices) == 1:
-        return TypeAdapter(choices[0]).validator
-    return TypeAdapter(Annotated[Union[tuple(choices)], Field(discriminator="method")]).validator
+    return TypeAdapter(_Calls).validator
 
 
 class _Head(TypedDict, total=False):
@@ -275,16 +296,28 @@ class _Head(TypedDict, total=False):
     error: Any
 
 
-def _answer(member: str, type_name: str) -> Any:
-    """A response carrying `member` (result or error) of the named type; the other member is read only to tell
-    that it is absent."""
-    other = "error" if member == "result" else "result"
-    fields: dict[str, Any] = {
-        "jsonrpc": Literal["2.0"],
-        member: getattr(models, type_name),
-        other: NotRequired[Any],
-    }
-    return TypeAdapter(TypedDict(f"{type_name}In{member.title()}", fields)).validator  # type: ignore[operator]
+def _answer(method: str, type_name: str | None) -> Any:
+    """A response to a request of `method` read straight into `Response` (its result as the named type) or, with
+    no type name, into `ErrorResponse`; any member besides `jsonrpc`, `id` and the result or error is refused."""
+
+    class Answer:
+        @classmethod
+        def __get_pydantic_core_schema__(
+            cls, source: Any, handler: GetCoreSchemaHandler
+        ) -> CoreSchema:
+            if type_name is None:
+                error = handler.generate_schema(getattr(models, ERROR_TYPE))
+                return _message(
+                    ErrorResponse,
+                    {"id": _ID_SCHEMA, "error": error},
+                    {"method": method},
+                    forbid=True,
+                )
+            result = handler.generate_schema(getattr(models, type_name))
+            given = {"method": method, "extension": False}
+            return _message(Response, {"id": _ID_SCHEMA, "result": result}, given, forbid=True)
+
+    return TypeAdapter(Answer).validator
 
 
 _VALIDATORS: dict[Any, Any] = {}  # the one-pass validators, each built on first use and kept
@@ -302,22 +335,56 @@ def _head() -> Any:
 
 
 _REQUESTS = frozenset(method for method, kind in ROUTES if kind == "request")
-# Text the one-pass read leaves to the careful path: a "method" key decides which validator to try first, and
-# NaN or Infinity, which pydantic-core reads as numbers though JSON has none, must be refused as the parser does.
-_MARKS: dict[type, tuple[Any, Any, Any]] = {
-    str: ('"method"', "NaN", "Infinity"),
-    bytes: (b'"method"', b"NaN", b"Infinity"),
+
+
+class _Marks(NamedTuple):
+    """Text the one-pass read looks for in a line (one set for str lines, one for bytes)."""
+
+    method: Any  # a "method" member: a call, read with the union of calls
+    nan: Any  # NaN and Infinity, which pydantic-core reads as numbers though JSON has none: the careful path
+    infinity: Any  # refuses them
+    result: Any
+    id_key: Any
+    id_member: re.Pattern[
+        Any
+    ]  # the "id" member at the first "id" key: (integer, string without escapes)
+    answer: re.Pattern[
+        Any
+    ]  # how most responses begin: jsonrpc, id (as above), then result (group 3) or error
+
+
+_ID_MEMBER = r'"id"\s*:\s*(?:(-?[0-9]+)|"([^"\\]*)")'
+_ANSWER = r'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID_MEMBER + r'\s*,\s*"(?:(result)|error)"\s*:'
+_MARKS: dict[type, _Marks] = {
+    str: _Marks(
+        '"method"',
+        "NaN",
+        "Infinity",
+        '"result"',
+        '"id"',
+        re.compile(_ID_MEMBER),
+        re.compile(_ANSWER),
+    ),
+    bytes: _Marks(
+        b'"method"',
+        b"NaN",
+        b"Infinity",
+        b'"result"',
+        b'"id"',
+        re.compile(_ID_MEMBER.encode()),
+        re.compile(_ANSWER.encode()),
+    ),
 }
-_new = object.__new__
-_set = object.__setattr__
+# By method: the one-pass validators of its responses with a result, and with an error.
+_RESULTS: dict[str, Any] = {}
+_ERRORS: dict[str, Any] = {}
 
 
-def _make(cls: type[Any], fields: dict[str, Any]) -> Any:
-    """An instance of a frozen message class from its complete fields, without the per-field cost of `__init__`
-    (the one-pass read makes one per line)."""
-    message = _new(cls)
-    _set(message, "__dict__", fields)
-    return message
+def _id_of(number: str | bytes | None, text: str | bytes) -> int | str:
+    """The id read by `_ID_MEMBER`: an integer, or a string that has no escapes."""
+    if number is not None:
+        return int(number)
+    return text if type(text) is str else text.decode("utf-8")  # type: ignore[union-attr]
 
 
 class MessageReader:
@@ -344,9 +411,9 @@ class MessageReader:
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
         marks = _MARKS.get(type(line)) if self.one_pass else None
-        if marks is not None and marks[1] not in line and marks[2] not in line:
+        if marks is not None and marks.nan not in line and marks.infinity not in line:
             try:
-                found = self._one_pass(line, marks[0] in line)
+                found = self._one_pass(line, marks)
             except (
                 ValueError,
                 RecursionError,
@@ -383,70 +450,67 @@ class MessageReader:
             return [self.read_message(value, line)]
         return self.read_value(value)
 
-    def _one_pass(self, line: str | bytes, call: bool) -> Message | None:
+    def _one_pass(self, line: str | bytes, marks: _Marks) -> Message | None:
         """The message on a line holding one well-formed message, validated in one pass; None for anything else.
 
         Raises ValidationError for a line the validators refuse. The state (`pending`) changes only on success.
         """
-        if call:
-            calls = _validator("calls", _calls)
+        if marks.method in line:
+            calls = _VALIDATORS.get("calls")
             if calls is None:
-                return None
+                calls = _VALIDATORS["calls"] = _calls()
+                if calls is None:
+                    return None
             message = calls.validate_json(line, strict=True)
-            if "id" not in message:
-                return _make(
-                    Notification,
-                    {"method": message["method"], "params": message["params"], "extension": False},
-                )
-            method = message["method"]
-            if method not in _REQUESTS:
-                return None  # a notification-only method sent with an id
-            request_id = message["id"]
-            if self.remember_requests:
-                self.pending.setdefault((type(request_id) is str, request_id), []).append(method)
-            return _make(
-                Request,
-                {
-                    "id": request_id,
-                    "method": method,
-                    "params": message["params"],
-                    "extension": False,
-                },
-            )
+            if type(message) is Request:
+                if message.method not in _REQUESTS:
+                    return None  # a notification-only method sent with an id
+                if self.remember_requests:
+                    self.pending.setdefault((type(message.id) is str, message.id), []).append(
+                        message.method
+                    )
+            return message  # type: ignore[no-any-return]
+        # The id member found in the text decides the route; the validator reads it again and it is compared.
+        shaped = marks.answer.match(line)  # the usual response: jsonrpc, id, then result or error
+        if shaped is not None:
+            number, text, result = shaped.groups()
+            return self._answer(line, _id_of(number, text), result is None)
+        at = line.find(marks.id_key)  # type: ignore[arg-type]
+        guess = marks.id_member.match(line, at) if at >= 0 else None
+        if guess is not None:
+            try:
+                found = self._answer(line, _id_of(*guess.groups()), marks.result not in line)
+            except ValueError:
+                found = None  # the first "id" member was another one; the first look below reads the message's
+            if found is not None:
+                return found
         head = _validator("head", _head).validate_json(line, strict=True)
-        if "method" in head or "id" not in head:
+        if "method" in head or "id" not in head or not _is_id(head["id"]):
             return None
-        request_id = head["id"]
-        if not _is_id(request_id):
-            return None
+        return self._answer(line, head["id"], "error" in head)
+
+    def _answer(self, line: str | bytes, request_id: int | str, error: bool) -> Message | None:
+        """The response on `line` if it answers `request_id`, the one request pending with that id (not an
+        extension's), with its error (`error`) or its method's result; None for anything else."""
         key = (type(request_id) is str, request_id)
         candidates = self.pending.get(key)
-        if not candidates or len(candidates) != 1 or candidates[0].startswith(EXTENSION_PREFIX):
-            return None  # unknown id (an error to report), an id pending twice, or an extension's answer
+        if candidates is None or len(candidates) != 1:
+            return None  # unknown id (an error to report) or an id pending twice
         method = candidates[0]
-        if "error" in head:
-            answer = _validator(("error", ERROR_TYPE), _answer, "error", ERROR_TYPE).validate_json(
-                line, strict=True
-            )
-            if "result" in answer:
+        validators = _ERRORS if error else _RESULTS
+        validator = validators.get(method)
+        if validator is None:
+            if method.startswith(EXTENSION_PREFIX):
+                return None  # an extension's answer is kept as sent
+            result_type = None if error else ROUTES[(method, "request")].result
+            if result_type is None and not error:
                 return None
-            del self.pending[key]
-            return _make(
-                ErrorResponse, {"id": request_id, "method": method, "error": answer["error"]}
-            )
-        result_type = ROUTES[(method, "request")].result
-        if result_type is None:
-            return None
-        answer = _validator(result_type, _answer, "result", result_type).validate_json(
-            line, strict=True
-        )
-        if "error" in answer:
+            validator = validators[method] = _answer(method, result_type)
+        answer = validator.validate_json(line, strict=True)
+        if answer.id != request_id or type(answer.id) is not type(request_id):
             return None
         del self.pending[key]
-        return _make(
-            Response,
-            {"id": request_id, "method": method, "result": answer["result"], "extension": False},
-        )
+        return answer  # type: ignore[no-any-return]
 
     def read_value(self, value: Any) -> list[Message]:
         """The messages of one parsed JSON value (a message or a batch)."""
