@@ -380,6 +380,18 @@ _RESULTS: dict[str, Any] = {}
 _ERRORS: dict[str, Any] = {}
 
 
+def _answer_validator(method: str, error: bool) -> Any:
+    """The one-pass validator of a response to `method` (with an error, or with its result), built on first use;
+    None where the careful path reads the response (an extension's, or a method without a result type)."""
+    if method.startswith(EXTENSION_PREFIX):
+        return None  # an extension's answer is kept as sent
+    result_type = None if error else ROUTES[(method, "request")].result
+    if result_type is None and not error:
+        return None
+    validator = (_ERRORS if error else _RESULTS)[method] = _answer(method, result_type)
+    return validator
+
+
 def _id_of(number: str | bytes | None, text: str | bytes) -> int | str:
     """The id read by `_ID_MEMBER`: an integer, or a string that has no escapes."""
     if number is not None:
@@ -470,7 +482,21 @@ class MessageReader:
                         message.method
                     )
             return message  # type: ignore[no-any-return]
-        # The id member found in the text decides the route; the validator reads it again and it is compared.
+        # The route of a response is its request's method, found by its id: when one request is pending, most
+        # likely that one; else by the id read from the text. The validator reads the id too, and it must agree.
+        error = marks.result not in line
+        pending = self.pending
+        if len(pending) == 1:
+            ((key, candidates),) = pending.items()
+            if len(candidates) == 1:
+                validator = (_ERRORS if error else _RESULTS).get(
+                    candidates[0]
+                ) or _answer_validator(candidates[0], error)
+                if validator is not None:
+                    answer = validator.validate_json(line, strict=True)
+                    if (type(answer.id) is str, answer.id) == key:
+                        del pending[key]
+                        return answer  # type: ignore[no-any-return]
         shaped = marks.answer.match(line)  # the usual response: jsonrpc, id, then result or error
         if shaped is not None:
             number, text, result = shaped.groups()
@@ -479,7 +505,7 @@ class MessageReader:
         guess = marks.id_member.match(line, at) if at >= 0 else None
         if guess is not None:
             try:
-                found = self._answer(line, _id_of(*guess.groups()), marks.result not in line)
+                found = self._answer(line, _id_of(*guess.groups()), error)
             except ValueError:
                 found = None  # the first "id" member was another one; the first look below reads the message's
             if found is not None:
@@ -496,16 +522,11 @@ class MessageReader:
         candidates = self.pending.get(key)
         if candidates is None or len(candidates) != 1:
             return None  # unknown id (an error to report) or an id pending twice
-        method = candidates[0]
-        validators = _ERRORS if error else _RESULTS
-        validator = validators.get(method)
+        validator = (_ERRORS if error else _RESULTS).get(candidates[0]) or _answer_validator(
+            candidates[0], error
+        )
         if validator is None:
-            if method.startswith(EXTENSION_PREFIX):
-                return None  # an extension's answer is kept as sent
-            result_type = None if error else ROUTES[(method, "request")].result
-            if result_type is None and not error:
-                return None
-            validator = validators[method] = _answer(method, result_type)
+            return None
         answer = validator.validate_json(line, strict=True)
         if answer.id != request_id or type(answer.id) is not type(request_id):
             return None
@@ -603,6 +624,13 @@ class MessageReader:
             self.pending.setdefault(_key(request_id), []).append(method)
 
     def _response(self, message: dict[str, Any], line: str | bytes | None) -> Message:
+        answer = self._answered(message, line)
+        request_id = message.get("id")
+        if _is_id(request_id) and not self.pending.get(_key(request_id), True):
+            del self.pending[_key(request_id)]  # no request left with that id
+        return answer
+
+    def _answered(self, message: dict[str, Any], line: str | bytes | None) -> Message:
         request_id = message.get("id")
         if "result" in message and "error" in message:
             return Invalid(
