@@ -7,27 +7,35 @@ repeated with fresh request ids so that each response still answers the request 
 1. In process (goal: ours >= 0.6 of the floor, as messages per second). Ours: `MessageReader.read_line` on each
    line: parse, route by method or by the request answered, validate params/result/error with the generated
    models. The floor: the same lines with their types already known ("pre-routed" outside the timing): one
-   `TypeAdapter.validate_json` of each message's params/result/error text, nothing else.
+   `TypeAdapter.validate_json` of each message's params/result/error text, nothing else. Both are timed as CPU
+   time of this process, in alternating slices of the corpus, so that other work on a shared machine hits both
+   alike.
 2. The command, start-up included (goal: ours >= 0.5): `python -m acp_v2_runtime.validate FILE` against a fresh
-   interpreter that imports the models, reads the pre-routed file and calls `validate_json` on each payload.
+   interpreter that imports the models, reads the pre-routed file and calls `validate_json` on each payload;
+   each child's CPU time (user + system), rounds interleaved.
 """
 
 from __future__ import annotations
 
 import json
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bench.common import Ratio, interleaved
+from bench.common import Ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 LINES = 100_000
 ROUNDS = 5
+SLICES = 20  # each round alternates ours and the floor over this many slices of the corpus
+COMMAND_ROUNDS = 3
 
 _FLOOR_CHILD = """
 import json, sys, time
@@ -56,13 +64,13 @@ def _messages() -> list[dict[str, Any]]:
     return [m for m in out if not str(m.get("method", "")).startswith("_")]  # extensions: nothing to validate
 
 
-def corpus() -> tuple[list[str], list[tuple[str, str]]]:
-    """(lines, pre-routed (type name, payload text) pairs) for LINES messages with fresh ids."""
+def corpus() -> tuple[list[str], list[tuple[str, str] | None]]:
+    """LINES messages with fresh ids, and for each the pre-routed (type name, payload text), None when no type."""
     from acp_v2_schema.reader import ROUTES
 
     base = _messages()
     lines: list[str] = []
-    routed: list[tuple[str, str]] = []
+    routed: list[tuple[str, str] | None] = []
     renumber: dict[Any, int] = {}
     pending: dict[int, str] = {}
     serial = 0
@@ -88,38 +96,63 @@ def corpus() -> tuple[list[str], list[tuple[str, str]]]:
             else:
                 name, payload = ROUTES[(pending.pop(message["id"]), "request")].result, message["result"]
             lines.append(json.dumps(message))
-            if name is not None:
-                routed.append((name, json.dumps(payload)))
+            routed.append(None if name is None else (name, json.dumps(payload)))
             if len(lines) == LINES:
                 break
     return lines, routed
 
 
-def run() -> list[Ratio]:
+def _child_cpu(argv: list[str]) -> float:
+    """The CPU time (user + system) of one run of `argv` as a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def in_process(lines: list[str], routed: list[tuple[str, str] | None]) -> tuple[float, float]:
+    """Median CPU seconds of ours and the floor over the corpus, each round alternating slice by slice."""
     from acp_v2_schema import models
-    from acp_v2_schema.reader import Invalid, MessageReader
+    from acp_v2_schema.reader import MessageReader
     from pydantic import TypeAdapter
 
+    adapters = {item[0]: TypeAdapter(getattr(models, item[0])) for item in routed if item is not None}
+    size = -(-len(lines) // SLICES)
+    slices = [
+        (lines[i : i + size], [(adapters[n], p) for n, p in filter(None, routed[i : i + size])])
+        for i in range(0, len(lines), size)
+    ]
+    ours_rounds, floor_rounds = [], []
+    for _ in range(ROUNDS):
+        reader = MessageReader()
+        ours_s = floor_s = 0.0
+        for chunk, payloads in slices:
+            start = time.process_time()
+            for line in chunk:
+                reader.read_line(line)
+            middle = time.process_time()
+            for adapter, payload in payloads:
+                adapter.validate_json(payload, strict=True)
+            floor_s += time.process_time() - middle
+            ours_s += middle - start
+        ours_rounds.append(ours_s)
+        floor_rounds.append(floor_s)
+    return statistics.median(ours_rounds), statistics.median(floor_rounds)
+
+
+def run() -> list[Ratio]:
+    from acp_v2_schema.reader import Invalid, MessageReader
+
     lines, routed = corpus()
-    adapters = {name: TypeAdapter(getattr(models, name)) for name, _ in routed}
     reader_check = MessageReader()
     bad = [m for line in lines for m in reader_check.read_line(line) if isinstance(m, Invalid)]
     assert not bad, bad[:3]  # the corpus is valid: both sides do the same, complete work
 
-    def ours() -> None:
-        reader = MessageReader()
-        for line in lines:
-            reader.read_line(line)
-
-    def floor() -> None:
-        for name, payload in routed:
-            adapters[name].validate_json(payload, strict=True)
-
-    ours_s, floor_s = interleaved(ours, floor, rounds=ROUNDS)
+    ours_s, floor_s = in_process(lines, routed)
     out = [
         Ratio(
-            f"validate {LINES} messages in process: MessageReader (parse, route, validate) vs pre-routed "
-            "TypeAdapter.validate_json of each payload",
+            f"validate {LINES} messages in process (CPU time): MessageReader.read_line of each line (parse, route, "
+            "validate) vs TypeAdapter.validate_json of each pre-routed params/result/error text",
             LINES / ours_s,
             LINES / floor_s,
             "msg/s",
@@ -131,23 +164,20 @@ def run() -> list[Ratio]:
         log = Path(tmp) / "session.ndjson"
         log.write_text("\n".join(lines) + "\n", encoding="utf-8")
         pre = Path(tmp) / "routed.tsv"
-        pre.write_text("".join(f"{n}\t{p}\n" for n, p in routed), encoding="utf-8")
+        pre.write_text("".join(f"{n}\t{p}\n" for n, p in filter(None, routed)), encoding="utf-8")
         command = [sys.executable, "-m", "acp_v2_runtime.validate", str(log)]
         reference = [sys.executable, "-c", _FLOOR_CHILD, str(pre)]
-
-        def timed(argv: list[str]):
-            def go() -> None:
-                subprocess.run(argv, check=True, capture_output=True)
-
-            return go
-
-        cmd_s, ref_s = interleaved(timed(command), timed(reference), rounds=3)
+        cmd_runs, ref_runs = [], []
+        for _ in range(COMMAND_ROUNDS):
+            cmd_runs.append(_child_cpu(command))
+            ref_runs.append(_child_cpu(reference))
     out.append(
         Ratio(
-            f"validate command on a {LINES}-line file, start-up included, vs a fresh interpreter running the "
+            f"validate command on a {LINES}-line file, start-up included (child CPU time): "
+            "python -m acp_v2_runtime.validate FILE vs a fresh interpreter importing the models and running the "
             "pre-routed validate_json loop",
-            LINES / cmd_s,
-            LINES / ref_s,
+            LINES / statistics.median(cmd_runs),
+            LINES / statistics.median(ref_runs),
             "msg/s",
             0.5,
             higher_is_better=True,

@@ -3,7 +3,8 @@
 datamodel-code-generator writes each tagged union as a closed, discriminated union (it is given the closed form,
 see generator/unions.py). This pass rewrites each such alias so that a tag value the union does not know selects a
 fallback model, `Other<Union>`, which keeps the tag and every other field; a known tag still selects its own
-variant, so a malformed known variant stays an error. Dispatch is one lookup of the tag in a frozenset.
+variant, so a malformed known variant stays an error: the fallback's tag field (`OtherTag`) refuses the known tags in
+pydantic-core, without calling Python. Dispatch is one lookup of the tag by pydantic's discriminated union.
 
 It also sets `extra="allow"` on every model, so that parsing and then dumping with
 `model_dump(mode="json", by_alias=True, exclude_unset=True)` gives back the JSON that was read.
@@ -74,8 +75,8 @@ def open_models(source: str, spec: Spec) -> str:
             index += 1
     return "".join(out).replace(
         "\nfrom pydantic import ",
-        f"\nfrom .{SUPPORT_MODULE} import KNOWN_VARIANTS, OTHER_VARIANT, select_tag, unknown_tag\n"
-        "from pydantic import Discriminator, Tag, field_validator, ",
+        f"\nfrom .{SUPPORT_MODULE} import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag, select_tag\n"
+        "from pydantic import Discriminator, Tag, ",
         1,
     )
 

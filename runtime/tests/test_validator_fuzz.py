@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 
 import pytest
+from acp_v2_schema.reader import MessageReader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,12 @@ TEMPLATES = [
     {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "m"}},
     {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad"}},
     {"jsonrpc": "2.0", "id": 2, "method": "_ext/thing", "params": [1, 2]},
+    {"jsonrpc": "2.0", "id": 1, "method": "session/cancel", "params": {"sessionId": "s"}},
+    {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}},
+    {"jsonrpc": "2.0", "id": "1", "method": "mcp/message", "params": {"sessionId": "s", "method": "m", "params": {}}},
+    {"jsonrpc": "2.0", "method": "mcp/message", "params": {"sessionId": "s", "method": "m", "params": {}}},
+    {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "m"}, "error": {"code": 1, "message": "both"}},
+    {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
 ]
 
 
@@ -63,6 +70,31 @@ def test_any_lines_give_problems_on_their_lines_never_an_exception(lines: list[b
     for problem in validate_lines(clean):
         assert 1 <= problem.line <= len(clean)
         assert str(problem).startswith(f"line {problem.line}: ")
+
+
+# Lines that are mostly well formed, so that the one-pass read accepts many of them: the templates as they are,
+# mutated, with ids shared between requests and answers.
+WELL_FORMED = st.one_of(
+    st.sampled_from(TEMPLATES).map(lambda m: json.dumps(m).encode()),
+    mutated(),
+    st.sampled_from(
+        [
+            b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","x":NaN}}',
+            b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","x":-Infinity}}',
+            b'{"jsonrpc":"2.0","id":1.0,"result":{"messageId":"m"}}',
+        ]
+    ),
+)
+
+
+@settings(max_examples=DRAWS, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(st.lists(WELL_FORMED | LINES, min_size=1, max_size=8), st.booleans())
+def test_the_one_pass_read_gives_the_messages_of_the_careful_read(lines: list[bytes], as_text: bool) -> None:
+    fast, careful = MessageReader(), MessageReader(one_pass=False)
+    for line in lines:
+        given_line: str | bytes = line.decode("utf-8", "replace") if as_text else line
+        assert fast.read_line(given_line) == careful.read_line(given_line)
+        assert {k: v for k, v in fast.pending.items() if v} == {k: v for k, v in careful.pending.items() if v}
 
 
 def test_the_command_streams_and_never_prints_a_traceback() -> None:

@@ -9,19 +9,27 @@ announced with `expect`). Methods starting with `_` are extensions: their params
 plain JSON values that were sent (`ExtRequest`, `ExtNotification`, `ExtResponse` in the models). Anything that
 is not a well-formed message becomes an `Invalid` value that says why and which JSON-RPC error answers it.
 
+A line that holds one well-formed message is read in one pass of pydantic-core: a request or notification by a
+union of every method's envelope, discriminated by `method` (the routing happens there), a response by a first
+look at its `id` and then its method's result envelope. Any line that pass does not accept, for whatever reason,
+is read again step by step, and that careful path alone says what is wrong; so both give the same messages.
+
 The routing table is the spec's: every (method, kind) with its params and result type.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple, Union
 
-from pydantic import TypeAdapter, ValidationError, create_model
-from pydantic_core import from_json
+from pydantic import GetCoreSchemaHandler, TypeAdapter, ValidationError, create_model
+from pydantic_core import CoreSchema, from_json
+from pydantic_core import core_schema as cs
+from typing_extensions import TypedDict
 
 from . import models
 from .models._open_unions import error_paths
@@ -223,16 +231,187 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
         return None, _problems(exc, (where,))
 
 
+def _message(cls: type[Any], members: dict[str, Any], given: dict[str, Any], forbid: bool) -> Any:
+    """The schema of a whole message read straight into `cls`: `members` are read from the line (`jsonrpc` is
+    checked, not kept), `given` are set without reading them. `forbid` refuses any other member of the line."""
+    fields = [cs.dataclass_field("jsonrpc", cs.literal_schema(["2.0"]), init_only=True)]
+    fields += [cs.dataclass_field(name, schema) for name, schema in members.items()]
+    fields += [
+        cs.dataclass_field(name, cs.with_default_schema(cs.any_schema(), default=value), init=False)
+        for name, value in given.items()
+    ]
+    args = cs.dataclass_args_schema(
+        cls.__name__, fields, extra_behavior="forbid" if forbid else "ignore"
+    )
+    return cs.dataclass_schema(cls, args, [*members, *given], frozen=True)
+
+
+_ID_SCHEMA = cs.union_schema([cs.int_schema(), cs.str_schema()])
+
+
+class _Calls:
+    """Any request or notification of a method with params, validated and routed by `method` in pydantic-core.
+
+    A notification refuses members it does not know, so that a line with an `id` is never read as one; where a
+    method has both forms, the request (which needs an `id`) is tried first.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        forms: dict[str, list[CoreSchema]] = {}
+        for (method, kind), route in sorted(
+            ROUTES.items(), key=lambda item: item[0][1] != "request"
+        ):
+            if route.params is None:
+                continue  # left to the careful path, which keeps such params as they were sent
+            members = {
+                "method": cs.literal_schema([method]),
+                "params": handler.generate_schema(getattr(models, route.params)),
+            }
+            if kind == "request":
+                schema = _message(
+                    Request, {"id": _ID_SCHEMA, **members}, {"extension": False}, forbid=False
+                )
+            else:
+                schema = _message(Notification, members, {"extension": False}, forbid=True)
+            forms.setdefault(method, []).append(schema)
+        choices = {
+            m: f[0] if len(f) == 1 else cs.union_schema(f, mode="left_to_right")
+            for m, f in forms.items()
+        }
+        return cs.tagged_union_schema(choices, discriminator="method")
+
+
+def _calls() -> Any:
+    if not any(route.params for route in ROUTES.values()):
+        return None
+    return TypeAdapter(_Calls).validator
+
+
+class _Head(TypedDict, total=False):
+    """What decides a response's route; `result` and anything else are skipped by the parser, never built."""
+
+    id: Any
+    method: Any
+    error: Any
+
+
+def _answer(method: str, type_name: str | None) -> Any:
+    """A response to a request of `method` read straight into `Response` (its result as the named type) or, with
+    no type name, into `ErrorResponse`; any member besides `jsonrpc`, `id` and the result or error is refused."""
+
+    class Answer:
+        @classmethod
+        def __get_pydantic_core_schema__(
+            cls, source: Any, handler: GetCoreSchemaHandler
+        ) -> CoreSchema:
+            if type_name is None:
+                error = handler.generate_schema(getattr(models, ERROR_TYPE))
+                return _message(
+                    ErrorResponse,
+                    {"id": _ID_SCHEMA, "error": error},
+                    {"method": method},
+                    forbid=True,
+                )
+            result = handler.generate_schema(getattr(models, type_name))
+            given = {"method": method, "extension": False}
+            return _message(Response, {"id": _ID_SCHEMA, "result": result}, given, forbid=True)
+
+    return TypeAdapter(Answer).validator
+
+
+_VALIDATORS: dict[Any, Any] = {}  # the one-pass validators, each built on first use and kept
+
+
+def _validator(key: Any, build: Any, *args: str) -> Any:
+    found = _VALIDATORS.get(key)
+    if found is None:
+        found = _VALIDATORS[key] = build(*args)
+    return found
+
+
+def _head() -> Any:
+    return TypeAdapter(_Head).validator
+
+
+_REQUESTS = frozenset(method for method, kind in ROUTES if kind == "request")
+
+
+class _Marks(NamedTuple):
+    """Text the one-pass read looks for in a line (one set for str lines, one for bytes)."""
+
+    method: Any  # a "method" member: a call, read with the union of calls
+    nan: Any  # NaN and Infinity, which pydantic-core reads as numbers though JSON has none: the careful path
+    infinity: Any  # refuses them
+    result: Any
+    id_key: Any
+    id_member: re.Pattern[
+        Any
+    ]  # the "id" member at the first "id" key: (integer, string without escapes)
+    answer: re.Pattern[
+        Any
+    ]  # how most responses begin: jsonrpc, id (as above), then result (group 3) or error
+
+
+_ID_MEMBER = r'"id"\s*:\s*(?:(-?[0-9]+)|"([^"\\]*)")'
+_ANSWER = r'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID_MEMBER + r'\s*,\s*"(?:(result)|error)"\s*:'
+_MARKS: dict[type, _Marks] = {
+    str: _Marks(
+        '"method"',
+        "NaN",
+        "Infinity",
+        '"result"',
+        '"id"',
+        re.compile(_ID_MEMBER),
+        re.compile(_ANSWER),
+    ),
+    bytes: _Marks(
+        b'"method"',
+        b"NaN",
+        b"Infinity",
+        b'"result"',
+        b'"id"',
+        re.compile(_ID_MEMBER.encode()),
+        re.compile(_ANSWER.encode()),
+    ),
+}
+# By method: the one-pass validators of its responses with a result, and with an error.
+_RESULTS: dict[str, Any] = {}
+_ERRORS: dict[str, Any] = {}
+
+
+def _answer_validator(method: str, error: bool) -> Any:
+    """The one-pass validator of a response to `method` (with an error, or with its result), built on first use;
+    None where the careful path reads the response (an extension's, or a method without a result type)."""
+    if method.startswith(EXTENSION_PREFIX):
+        return None  # an extension's answer is kept as sent
+    result_type = None if error else ROUTES[(method, "request")].result
+    if result_type is None and not error:
+        return None
+    validator = (_ERRORS if error else _RESULTS)[method] = _answer(method, result_type)
+    return validator
+
+
+def _id_of(number: str | bytes | None, text: str | bytes) -> int | str:
+    """The id read by `_ID_MEMBER`: an integer, or a string that has no escapes."""
+    if number is not None:
+        return int(number)
+    return text if type(text) is str else text.decode("utf-8")  # type: ignore[union-attr]
+
+
 class MessageReader:
     """Reads messages one line at a time and routes each to its models.
 
     `remember_requests`: remember every request read, so that a later response to it is routed (right for a
     recorded session or a proxy that sees both sides). An SDK reading only its peer's lines calls `expect` for
-    each request it sends instead.
+    each request it sends instead. `one_pass=False` reads every line step by step (the messages are the same).
     """
 
-    def __init__(self, *, remember_requests: bool = True) -> None:
+    def __init__(self, *, remember_requests: bool = True, one_pass: bool = True) -> None:
         self.remember_requests = remember_requests
+        # False reads every line step by step, as the one-pass read does for a line it does not accept (tests
+        # compare the two)
+        self.one_pass = one_pass
         # id -> methods of the unanswered requests with that id (both sides may use one id); the key keeps the
         # id's type, so that 1 and "1" stay apart
         self.pending: dict[tuple[bool, int | str], list[str]] = {}
@@ -243,6 +422,17 @@ class MessageReader:
 
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
+        marks = _MARKS.get(type(line)) if self.one_pass else None
+        if marks is not None and marks.nan not in line and marks.infinity not in line:
+            try:
+                found = self._one_pass(line, marks)
+            except (
+                ValueError,
+                RecursionError,
+            ):  # ValidationError among them: the careful path says why
+                found = None
+            if found is not None:
+                return [found]
         if isinstance(line, bytes):
             try:
                 line = line.decode("utf-8")
@@ -271,6 +461,77 @@ class MessageReader:
         if isinstance(value, dict):
             return [self.read_message(value, line)]
         return self.read_value(value)
+
+    def _one_pass(self, line: str | bytes, marks: _Marks) -> Message | None:
+        """The message on a line holding one well-formed message, validated in one pass; None for anything else.
+
+        Raises ValidationError for a line the validators refuse. The state (`pending`) changes only on success.
+        """
+        if marks.method in line:
+            calls = _VALIDATORS.get("calls")
+            if calls is None:
+                calls = _VALIDATORS["calls"] = _calls()
+                if calls is None:
+                    return None
+            message = calls.validate_json(line, strict=True)
+            if type(message) is Request:
+                if message.method not in _REQUESTS:
+                    return None  # a notification-only method sent with an id
+                if self.remember_requests:
+                    self.pending.setdefault((type(message.id) is str, message.id), []).append(
+                        message.method
+                    )
+            return message  # type: ignore[no-any-return]
+        # The route of a response is its request's method, found by its id: when one request is pending, most
+        # likely that one; else by the id read from the text. The validator reads the id too, and it must agree.
+        error = marks.result not in line
+        pending = self.pending
+        if len(pending) == 1:
+            ((key, candidates),) = pending.items()
+            if len(candidates) == 1:
+                validator = (_ERRORS if error else _RESULTS).get(
+                    candidates[0]
+                ) or _answer_validator(candidates[0], error)
+                if validator is not None:
+                    answer = validator.validate_json(line, strict=True)
+                    if (type(answer.id) is str, answer.id) == key:
+                        del pending[key]
+                        return answer  # type: ignore[no-any-return]
+        shaped = marks.answer.match(line)  # the usual response: jsonrpc, id, then result or error
+        if shaped is not None:
+            number, text, result = shaped.groups()
+            return self._answer(line, _id_of(number, text), result is None)
+        at = line.find(marks.id_key)  # type: ignore[arg-type]
+        guess = marks.id_member.match(line, at) if at >= 0 else None
+        if guess is not None:
+            try:
+                found = self._answer(line, _id_of(*guess.groups()), error)
+            except ValueError:
+                found = None  # the first "id" member was another one; the first look below reads the message's
+            if found is not None:
+                return found
+        head = _validator("head", _head).validate_json(line, strict=True)
+        if "method" in head or "id" not in head or not _is_id(head["id"]):
+            return None
+        return self._answer(line, head["id"], "error" in head)
+
+    def _answer(self, line: str | bytes, request_id: int | str, error: bool) -> Message | None:
+        """The response on `line` if it answers `request_id`, the one request pending with that id (not an
+        extension's), with its error (`error`) or its method's result; None for anything else."""
+        key = (type(request_id) is str, request_id)
+        candidates = self.pending.get(key)
+        if candidates is None or len(candidates) != 1:
+            return None  # unknown id (an error to report) or an id pending twice
+        validator = (_ERRORS if error else _RESULTS).get(candidates[0]) or _answer_validator(
+            candidates[0], error
+        )
+        if validator is None:
+            return None
+        answer = validator.validate_json(line, strict=True)
+        if answer.id != request_id or type(answer.id) is not type(request_id):
+            return None
+        del self.pending[key]
+        return answer  # type: ignore[no-any-return]
 
     def read_value(self, value: Any) -> list[Message]:
         """The messages of one parsed JSON value (a message or a batch)."""
@@ -363,6 +624,13 @@ class MessageReader:
             self.pending.setdefault(_key(request_id), []).append(method)
 
     def _response(self, message: dict[str, Any], line: str | bytes | None) -> Message:
+        answer = self._answered(message, line)
+        request_id = message.get("id")
+        if _is_id(request_id) and not self.pending.get(_key(request_id), True):
+            del self.pending[_key(request_id)]  # no request left with that id
+        return answer
+
+    def _answered(self, message: dict[str, Any], line: str | bytes | None) -> Message:
         request_id = message.get("id")
         if "result" in message and "error" in message:
             return Invalid(

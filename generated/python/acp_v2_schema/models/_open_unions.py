@@ -4,14 +4,19 @@
 
 A union is `Annotated[<known variants, discriminated by the tag> | Other<Name>, Field(union_mode="left_to_right")]`:
 a known tag is dispatched by pydantic in one lookup, and only a message whose tag no known variant has reaches
-the fallback, which refuses known tags so that a malformed known variant stays an error. A union variant that is
-itself a union (`state_update`, over the states) dispatches with `select_tag` instead.
+the fallback, whose tag field refuses known tags (a pattern, checked in pydantic-core) so that a malformed known
+variant stays an error. A union variant that is itself a union (`state_update`, over the states) dispatches with `select_tag` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from re import escape
 from typing import Any
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import CoreSchema
+from pydantic_core import core_schema as cs
 
 KNOWN_VARIANTS = "(known variants)"
 """The label of the known variants in a union's validation errors (readers leave it out of error paths)."""
@@ -23,13 +28,51 @@ UNKNOWN_TAG = "__unknown__"
 """The `Tag` of the fallback in a union dispatched by `select_tag`. It is never compared with a value from the wire."""
 
 
-def unknown_tag(value: str, known: frozenset[str]) -> str:
-    """`value` when no known variant has it as its tag; a fallback must not stand in for a malformed known variant."""
-    if value in known:
-        raise ValueError(
-            f"{value!r} is the tag of a known variant, whose fields are checked instead"
+class OtherTag:
+    """The type of a fallback variant's tag: any string but the known tags, which it refuses in pydantic-core.
+
+    The check is a pattern that matches every string except the known tags; neither Rust's `regex` (which
+    pydantic-core runs) nor Python's `re` has look-ahead in common, so the complement is spelt out from a trie.
+    """
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self.known = tuple(known)
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return cs.custom_error_schema(
+            cs.str_schema(pattern=not_one_of(self.known)),
+            custom_error_type="known_tag",
+            custom_error_message="a known variant's tag, so that variant's fields are checked instead",
         )
-    return value
+
+
+def not_one_of(values: Iterable[str]) -> str:
+    """A regular expression that matches every string except `values`, the same in Rust's `regex` and Python's `re`."""
+    trie: dict[str, Any] = {}
+    for value in values:
+        node = trie
+        for char in value:
+            node = node.setdefault(char, {})
+        node[_END] = {}
+    return f"^(?s:{_outside(trie)})$"
+
+
+_END = ""  # marks the end of a value in the trie (an edge is one character, never empty)
+
+
+def _outside(node: dict[str, Any]) -> str:
+    """The strings that, read from `node` on, do not end exactly where a value ends."""
+    chars = sorted(c for c in node if c != _END)
+    branches = (
+        [] if _END in node else [""]
+    )  # stopping here is outside the set unless a value ends here
+    branches.append(
+        f"[^{''.join(escape(c) for c in chars)}].*" if chars else ".+"
+    )  # leave the trie
+    branches += [f"{escape(c)}(?:{_outside(node[c])})" for c in chars]
+    return "|".join(branches)
 
 
 def select_tag(alias: str, attribute: str, known: frozenset[str]) -> Callable[[Any], str]:

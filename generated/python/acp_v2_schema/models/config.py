@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 
 class SessionConfigBoolean(BaseModel):
@@ -200,23 +200,18 @@ class OtherSetSessionConfigOptionRequest(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "id",
+                "boolean",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of SetSessionConfigOptionRequest has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "id",
-                    "boolean",
-                )
-            ),
-        )
 
 
 SetSessionConfigOptionRequest = TypeAliasType(
@@ -349,23 +344,18 @@ class OtherSessionConfigOption(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "select",
+                "boolean",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of SessionConfigOption has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "select",
-                    "boolean",
-                )
-            ),
-        )
 
 
 SessionConfigOption = TypeAliasType(

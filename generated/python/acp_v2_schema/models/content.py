@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
 """
@@ -338,26 +338,21 @@ class OtherContentBlock(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "text",
+                "image",
+                "audio",
+                "resource_link",
+                "resource",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of ContentBlock has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "text",
-                    "image",
-                    "audio",
-                    "resource_link",
-                    "resource",
-                )
-            ),
-        )
 
 
 ContentBlock = TypeAliasType(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 
 class BooleanPropertySchema(BaseModel):
@@ -739,24 +739,19 @@ class OtherCreateElicitationResponse(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    action: str
+    action: Annotated[
+        str,
+        OtherTag(
+            (
+                "accept",
+                "decline",
+                "cancel",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of CreateElicitationResponse has.
     """
-
-    @field_validator("action")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "accept",
-                    "decline",
-                    "cancel",
-                )
-            ),
-        )
 
 
 CreateElicitationResponse = TypeAliasType(
@@ -791,26 +786,21 @@ class OtherElicitationPropertySchema(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "string",
+                "number",
+                "integer",
+                "boolean",
+                "array",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of ElicitationPropertySchema has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "string",
-                    "number",
-                    "integer",
-                    "boolean",
-                    "array",
-                )
-            ),
-        )
 
 
 ElicitationPropertySchema = TypeAliasType(

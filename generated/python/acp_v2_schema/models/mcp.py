@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 
 class EnvVariable(BaseModel):
@@ -311,24 +311,19 @@ class OtherMcpServer(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "http",
+                "acp",
+                "stdio",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of McpServer has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "http",
-                    "acp",
-                    "stdio",
-                )
-            ),
-        )
 
 
 McpServer = TypeAliasType(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 
 class CancelledPermissionOutcome(BaseModel):
@@ -148,23 +148,18 @@ class OtherRequestPermissionOutcome(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    outcome: str
+    outcome: Annotated[
+        str,
+        OtherTag(
+            (
+                "cancelled",
+                "selected",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of RequestPermissionOutcome has.
     """
-
-    @field_validator("outcome")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "cancelled",
-                    "selected",
-                )
-            ),
-        )
 
 
 RequestPermissionOutcome = TypeAliasType(
@@ -241,23 +236,18 @@ class OtherRequestPermissionSubject(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "tool_call",
+                "command",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of RequestPermissionSubject has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "tool_call",
-                    "command",
-                )
-            ),
-        )
 
 
 RequestPermissionSubject = TypeAliasType(

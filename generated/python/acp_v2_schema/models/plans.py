@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 PlanEntryPriority = TypeAliasType(
     "PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str
@@ -179,24 +179,19 @@ class OtherPlanUpdateContent(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "items",
+                "file",
+                "markdown",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of PlanUpdateContent has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "items",
-                    "file",
-                    "markdown",
-                )
-            ),
-        )
 
 
 PlanUpdateContent = TypeAliasType(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 
 class Usage(BaseModel):
@@ -133,24 +133,19 @@ class OtherBackgroundWork(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "terminal",
+                "tool_call",
+                "subagent",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of BackgroundWork has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "terminal",
-                    "tool_call",
-                    "subagent",
-                )
-            ),
-        )
 
 
 BackgroundWork = TypeAliasType(
@@ -291,25 +286,20 @@ class OtherStateUpdate(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    state: str
+    state: Annotated[
+        str,
+        OtherTag(
+            (
+                "running",
+                "idle",
+                "requires_action",
+                "unknown",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of StateUpdate has.
     """
-
-    @field_validator("state")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "running",
-                    "idle",
-                    "requires_action",
-                    "unknown",
-                )
-            ),
-        )
 
 
 StateUpdate = TypeAliasType(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 
 class CancelToolCallResponse(BaseModel):
@@ -340,26 +340,21 @@ class OtherDiffChange(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    operation: str
+    operation: Annotated[
+        str,
+        OtherTag(
+            (
+                "add",
+                "delete",
+                "modify",
+                "move",
+                "copy",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of DiffChange has.
     """
-
-    @field_validator("operation")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "add",
-                    "delete",
-                    "modify",
-                    "move",
-                    "copy",
-                )
-            ),
-        )
 
 
 DiffChange = TypeAliasType(
@@ -448,24 +443,19 @@ class OtherToolCallContent(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "content",
+                "diff",
+                "terminal",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of ToolCallContent has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "content",
-                    "diff",
-                    "terminal",
-                )
-            ),
-        )
 
 
 class ToolCallContentChunk(BaseModel):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
 
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, select_tag, unknown_tag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag, select_tag
 
 CompactionId = TypeAliasType("CompactionId", str)
 """
@@ -167,15 +167,10 @@ class OtherAvailableCommandInput(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[str, OtherTag(("text",))]
     """
     The tag value, which no known variant of AvailableCommandInput has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(value, frozenset(("text",)))
 
 
 AvailableCommandInput = TypeAliasType(
@@ -269,15 +264,10 @@ class OtherAvailableCommand(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    type: str
+    type: Annotated[str, OtherTag(("command",))]
     """
     The tag value, which no known variant of AvailableCommand has.
     """
-
-    @field_validator("type")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(value, frozenset(("command",)))
 
 
 AvailableCommand = TypeAliasType(
@@ -677,44 +667,40 @@ class OtherSessionUpdate(BaseModel):
         populate_by_name=True,
         extra="allow",
     )
-    session_update: Annotated[str, Field(alias="sessionUpdate")]
+    session_update: Annotated[
+        str,
+        Field(alias="sessionUpdate"),
+        OtherTag(
+            (
+                "user_message_chunk",
+                "user_message",
+                "agent_message_chunk",
+                "agent_message",
+                "agent_thought_chunk",
+                "agent_thought",
+                "state_update",
+                "tool_call_content_chunk",
+                "tool_call_update",
+                "terminal_update",
+                "terminal_output_chunk",
+                "plan_update",
+                "plan_removed",
+                "available_commands_update",
+                "config_option_update",
+                "session_info_update",
+                "usage_update",
+                "notice",
+                "compaction_update",
+                "compaction_summary_chunk",
+                "subagent_update",
+                "session_message",
+                "session_message_chunk",
+            )
+        ),
+    ]
     """
     The tag value, which no known variant of SessionUpdate has.
     """
-
-    @field_validator("session_update")
-    @classmethod
-    def _unknown_tags_only(cls, value: str) -> str:
-        return unknown_tag(
-            value,
-            frozenset(
-                (
-                    "user_message_chunk",
-                    "user_message",
-                    "agent_message_chunk",
-                    "agent_message",
-                    "agent_thought_chunk",
-                    "agent_thought",
-                    "state_update",
-                    "tool_call_content_chunk",
-                    "tool_call_update",
-                    "terminal_update",
-                    "terminal_output_chunk",
-                    "plan_update",
-                    "plan_removed",
-                    "available_commands_update",
-                    "config_option_update",
-                    "session_info_update",
-                    "usage_update",
-                    "notice",
-                    "compaction_update",
-                    "compaction_summary_chunk",
-                    "subagent_update",
-                    "session_message",
-                    "session_message_chunk",
-                )
-            ),
-        )
 
 
 class UpdateSessionNotification(BaseModel):
