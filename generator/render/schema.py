@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.exceptions import SchemaError
 
-from .. import envelopes, paths
+from .. import envelopes, paths, schema_check
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
 from .markers import json_text
@@ -92,31 +89,19 @@ def _mark(schema: dict[str, Any], method: Method) -> None:
 
 def render(spec: Spec) -> dict[str, str]:
     files = {}
-    checked: set[str] = set()
     for path, unstable in ((STABLE_PATH, False), (UNSTABLE_PATH, True)):
         document = bundle(spec, unstable=unstable)
-        check_bundle(document, checked)  # never emit a schema that is not one
+        check_bundle(document)  # never emit a schema that is not one
         files[path] = json_text(document)
     return files
 
 
-def check_bundle(document: dict[str, Any], checked: set[str]) -> None:
-    """Raise unless `document` is a valid JSON Schema, checking each distinct type schema only once.
+def check_bundle(document: dict[str, Any]) -> None:
+    """Raise unless `document` is a valid JSON Schema.
 
-    The bundles share most types (the stable one is nearly a subset), and checking the whole document against the
-    meta-schema walks every type again; `checked` remembers the canonical text of the types already checked.
+    The check is generator/schema_check.py's, as at loading (compiled, so the whole bundle costs a few
+    milliseconds): a type the spec passed in passes here too, unless rendering (envelopes, marks) broke it.
     """
-    meta = _meta_validator()
-    for schema in [{k: v for k, v in document.items() if k != "$defs"}, *document["$defs"].values()]:
-        key = json.dumps(schema, sort_keys=True)
-        if key not in checked:
-            error = best_match(meta.iter_errors(schema))
-            if error is not None:
-                raise SchemaError.create_from(error)
-            checked.add(key)
-
-
-@cache
-def _meta_validator() -> Draft202012Validator:
-    """One validator for the 2020-12 meta-schema, built once (check_schema builds a new one per call)."""
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    error = schema_check.best_error(document)
+    if error is not None:
+        raise SchemaError.create_from(error)
