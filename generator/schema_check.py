@@ -6,6 +6,9 @@ not" in microseconds. It decides the common case, a valid schema; only a schema 
 jsonschema, whose error paths and messages the diagnostics are made of, and whose verdict wins when the two
 disagree. tests/pipeline/test_schema_check.py checks that the fast answer never accepts what jsonschema rejects.
 
+The meta-schema's own patterns (`$anchor`, `$dynamicAnchor`) use ASCII classes only, which Python's `re` and the
+compiled validator's ECMA-262 engine read alike.
+
 Formats are asserted, as jsonschema's format checker would: of the formats the meta-schema names, that checker
 knows only `regex`, which both validators here check with Python's `re` (the engine the generated code's
 patterns meet first; ECMA-262 syntax such as `(?<name>…)` is not Python's).

@@ -7,8 +7,9 @@ from functools import cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import ValidationError
 
+from . import schema_check
 from .diagnostics import Diagnostic
 from .loader import Document
 
@@ -37,10 +38,9 @@ def load_meta_schema(data: bytes) -> MetaSchema:
         schema = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"the meta-schema is not valid JSON: {exc}") from None
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise ValueError(f"the meta-schema is not valid JSON Schema 2020-12: {exc.message}") from None
+    error = schema_check.best_error(schema)
+    if error is not None:
+        raise ValueError(f"the meta-schema is not valid JSON Schema 2020-12: {error.message}")
     return Draft202012Validator(schema)
 
 
