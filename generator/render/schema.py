@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
@@ -88,12 +89,19 @@ def _mark(schema: dict[str, Any], method: Method) -> None:
 
 
 def render(spec: Spec) -> dict[str, str]:
-    files = {}
-    for path, unstable in ((STABLE_PATH, False), (UNSTABLE_PATH, True)):
-        document = bundle(spec, unstable=unstable)
-        check_bundle(document)  # never emit a schema that is not one
-        files[path] = json_text(document)
-    return files
+    return {STABLE_PATH: bundle_text(spec, unstable=False), UNSTABLE_PATH: bundle_text(spec, unstable=True)}
+
+
+@lru_cache(maxsize=4)
+def bundle_text(spec: Spec, *, unstable: bool) -> str:
+    """A bundle as written, checked first (never emit a schema that is not one).
+
+    Made once per model: the Python package ships the same two files, and writing JSON with an indent runs in
+    pure Python (the C encoder only writes compact JSON).
+    """
+    document = bundle(spec, unstable=unstable)
+    check_bundle(document)
+    return json_text(document)
 
 
 def check_bundle(document: dict[str, Any]) -> None:
