@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from generator.render import python_pkg
+from generator.render.models_split import split_models
 
 ROOT = python_pkg._ROOT_TITLE
 BEFORE = "from typing import Any\n\n\nclass A(BaseModel):\n    x: int\n\n\n"
@@ -22,3 +25,13 @@ def test_a_root_spread_over_lines_goes_whole() -> None:
 def test_a_root_class_goes_whole() -> None:
     source = f"{BEFORE}class {ROOT}(RootModel[Any]):\n    root: Any\n{AFTER}"
     assert python_pkg._drop_root(source) == BEFORE + AFTER
+
+
+def test_a_string_reference_across_families_is_refused() -> None:
+    source = (
+        'from pydantic import BaseModel\n\n\nclass A(BaseModel):\n    b: "B"\n\n\nclass B(BaseModel):\n    x: int\n'
+    )
+    with pytest.raises(RuntimeError, match="A names B of another family in a string"):
+        split_models(source, {"A": "one", "B": "two"})
+    modules, owners = split_models(source, {"A": "one", "B": "one"})  # within one module it resolves
+    assert owners == {"A": "one", "B": "one"} and list(modules) == ["one"]
