@@ -13,12 +13,13 @@ import ast
 import gc
 import json
 import keyword
+import os
 import subprocess
-import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from .. import paths, unions
@@ -214,7 +215,7 @@ def format_python(files: dict[str, str]) -> dict[str, str]:
             placed[path] = target
         for args in (["check", "--fix", "--select", "I,F401", "--quiet", "--exit-zero"], ["format", "--quiet"]):
             done = subprocess.run(
-                [sys.executable, "-m", "ruff", *args, *options, "--no-cache", "."],
+                [_ruff(), *args, *options, "--no-cache", "."],
                 cwd=tmp,
                 capture_output=True,
                 text=True,
@@ -223,3 +224,11 @@ def format_python(files: dict[str, str]) -> dict[str, str]:
             if done.returncode != 0:
                 raise RuntimeError(f"ruff {args[0]} failed: {done.stderr.strip()}")
         return {path: target.read_text(encoding="utf-8") for path, target in placed.items()}
+
+
+@cache
+def _ruff() -> str:
+    """The ruff binary of the pinned package, run directly: `python -m ruff` starts an interpreter only to find it."""
+    from ruff import find_ruff_bin
+
+    return os.fsdecode(find_ruff_bin())
