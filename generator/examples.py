@@ -12,9 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
-from . import model, naming
+from . import model, naming, schema_check
 from .loader import DataPath, Document
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -28,12 +26,12 @@ class _Types:
 
     def __init__(self, types: dict[str, dict[str, Any]]) -> None:
         self.defs = types
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, schema_check.Validator] = {}
 
-    def validator(self, name: str) -> Draft202012Validator:
+    def validator(self, name: str) -> schema_check.Validator:
         if name not in self._validators:
             root = {"$schema": SCHEMA_DIALECT, "$defs": self.defs, "$ref": REF_PREFIX + name}
-            self._validators[name] = Draft202012Validator(root)
+            self._validators[name] = schema_check.Validator(root)
         return self._validators[name]
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from jsonschema.exceptions import SchemaError
-
 from .. import envelopes, paths, schema_check
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
@@ -112,4 +110,6 @@ def check_bundle(document: dict[str, Any]) -> None:
     """
     error = schema_check.best_error(document)
     if error is not None:
+        from jsonschema.exceptions import SchemaError
+
         raise SchemaError.create_from(error)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from .. import schema_check
 from ..model import Spec
 from ..semantics import REF_PREFIX
 
@@ -36,7 +35,7 @@ def type_examples(spec: Spec) -> dict[str, str]:
                 candidates[method.result].append(message["result"])
     out = {}
     for name, schema in defs.items():
-        validator = Draft202012Validator({**bundle, "$ref": f"{REF_PREFIX}{name}"})
+        validator = schema_check.Validator({**bundle, "$ref": f"{REF_PREFIX}{name}"})
         tries = [*candidates[name], *schema.get("examples", []), _sample(schema, defs, 0)]
         for value in tries:
             if value is not _NONE and validator.is_valid(value):

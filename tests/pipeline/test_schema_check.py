@@ -44,7 +44,7 @@ BREAKS: tuple[tuple[str, Any], ...] = (
 def _slow(value: Any) -> tuple[schema_check.Problem, ...]:
     """jsonschema's own answer, without the compiled shortcut."""
     ordered = json.loads(json.dumps(value, sort_keys=True))
-    return tuple((tuple(e.absolute_path), e.message) for e in schema_check._full().iter_errors(ordered))
+    return tuple((tuple(e.absolute_path), e.message) for e in schema_check._full_meta().iter_errors(ordered))
 
 
 def test_real_types_are_valid_both_ways() -> None:
@@ -97,3 +97,88 @@ def test_a_bad_pattern_in_the_spec_is_a_diagnostic(tmp_path: Path) -> None:
     assert "is not a 'regex'" in report
     assert run_generator("generate", "--root", str(tmp_path)).status == 2
     assert not (tmp_path / "generated").exists()
+
+
+# -- instances: the compiled answer against jsonschema's ----------------------------------------------------------
+
+
+def _instances(value: Any) -> list[Any]:
+    """A value and broken copies of it: each field dropped, each field given a value of another JSON kind."""
+    out = [value]
+    if isinstance(value, dict):
+        for key in sorted(value):
+            out.append({k: v for k, v in value.items() if k != key})
+            for other in (None, 7, "x", [], {}, True, 1.5):
+                if type(other) is not type(value[key]):
+                    out.append({**value, key: other})
+    return out
+
+
+def _agree(schema: dict[str, Any], instances: list[Any]) -> None:
+    fast = schema_check.Validator(schema)
+    from jsonschema import Draft202012Validator
+
+    slow = Draft202012Validator(schema)
+    for instance in instances:
+        assert fast.is_valid(instance) == slow.is_valid(instance), (schema.get("$ref"), instance)
+        assert [e.message for e in fast.iter_errors(instance)] == [e.message for e in slow.iter_errors(instance)]
+
+
+def test_types_judge_values_as_jsonschema_does() -> None:
+    from generator.render import type_examples
+
+    shown = type_examples.type_examples(SPEC)
+    bundle = {"$schema": schema_check.DIALECT, "$defs": TYPES}
+    for name in sorted(TYPES):
+        candidates = [json.loads(shown[name])] if name in shown else []
+        candidates += [type_examples._sample(TYPES[name], TYPES, 0), {}, [], "x", 0, None]
+        _agree({**bundle, "$ref": f"#/$defs/{name}"}, [i for c in candidates for i in _instances(c)])
+
+
+def test_spec_files_judged_as_jsonschema_does(tmp_path: Path) -> None:
+    import yaml
+
+    from generator.kinds import KINDS, META_DIR
+
+    for kind in KINDS:
+        meta = json.loads((ROOT / "spec" / META_DIR / kind.meta).read_text(encoding="utf-8"))
+        files = sorted((ROOT / "spec").glob(kind.pattern))[:6]
+        data = [yaml.safe_load(f.read_text(encoding="utf-8")) for f in files]
+        _agree(meta, [i for d in data for i in _instances(d)])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "plain"),
+    [
+        ("^[a-z][a-z0-9-]*$", True),
+        ("^v?[0-9]+\\.[0-9]+\\.[0-9]+$", True),
+        ("^[$A-Za-z_][A-Za-z0-9_/.$-]*$", True),
+        ("^\\d+$", False),  # \d: Unicode digits in Python, ASCII in ECMA-262
+        ("^\\W+$", False),
+        ("(?<n>a)", False),
+        ("(?=a)", False),
+        ("[[:alpha:]]", False),
+        ("[a-z&&[^aeiou]]", False),
+        ("\\\\.", False),  # a backslash escaped: left to jsonschema
+    ],
+)
+def test_plain_patterns(pattern: str, plain: bool) -> None:
+    assert schema_check._plain(pattern) is plain
+
+
+def test_schemas_with_other_patterns_are_left_to_jsonschema() -> None:
+    digits = schema_check.Validator({"type": "string", "pattern": "^\\d+$"})
+    assert digits.is_valid("١٢٣")  # Arabic-Indic digits: \d in Python's re
+    assert not digits.is_valid("12a")
+    named = schema_check.Validator({"type": "string", "pattern": "^(?P<n>a)$"})
+    assert named.is_valid("a") and not named.is_valid("b")
+    trailing = schema_check.Validator({"type": "string", "pattern": "^a$"})
+    assert trailing.is_valid("a\n")  # Python's $ matches before a final newline; ECMA-262's does not
+    odd = schema_check.Validator({"type": "number", "multipleOf": 0.1})
+    assert odd.is_valid(0.3) is Draft202012ValidatorForTest({"type": "number", "multipleOf": 0.1}).is_valid(0.3)
+
+
+def Draft202012ValidatorForTest(schema: dict[str, Any]) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema)
