@@ -63,17 +63,10 @@ class Validator:
     any other schema is jsonschema's alone.
     """
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], compiled: tuple[jsonschema_rs.Validator | None, bool] | None = None):
         self.schema = schema
-        self._fast: jsonschema_rs.Validator | None = None
-        self._final = False  # whether a "not valid" from the compiled validator is final too
-        regexes = _regexes(schema)
-        if regexes is not None:
-            try:
-                self._fast = jsonschema_rs.validator_for(schema)
-            except _UNTRANSLATABLE:  # a schema it cannot compile: jsonschema alone decides
-                self._fast = None
-            self._final = self._fast is not None and not regexes
+        # The compiled validator (None: jsonschema alone decides), and whether its "not valid" is final too.
+        self._fast, self._final = compiled if compiled is not None else _compiled(schema, _regexes(schema))
         self._full: Draft202012Validator | None = None
 
     def is_valid(self, instance: Any) -> bool:
@@ -101,6 +94,51 @@ class Validator:
 
             self._full = Draft202012Validator(self.schema)
         return self._full
+
+
+class TypeBundle:
+    """Validators for the named types of one set of `$defs`, each resolving `$ref`s among all of them.
+
+    The compiled validators share one registry holding the bundle, so each compiles only what its type reaches
+    (compiling the whole bundle once per type cost more than jsonschema's checks it replaced).
+    """
+
+    URI = "urn:acp-v2-toolchain:types"
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        self.root = {"$schema": DIALECT, "$defs": defs}
+        self._regexes = _regexes(defs)
+        self._registry: jsonschema_rs.Registry | None = None
+        if self._regexes is not None:
+            try:
+                self._registry = jsonschema_rs.Registry([(self.URI, {**self.root, "$id": self.URI})])
+            except _UNTRANSLATABLE:
+                self._registry = None
+        self._validators: dict[str, Validator] = {}
+
+    def validator(self, name: str) -> Validator:
+        """The validator of the type `name` (made once)."""
+        if name not in self._validators:
+            ref = f"#/$defs/{name}"
+            compiled: tuple[jsonschema_rs.Validator | None, bool] = (None, False)
+            if self._registry is not None and self._regexes is not None:
+                compiled = _compiled({"$schema": DIALECT, "$ref": self.URI + ref}, self._regexes, self._registry)
+            self._validators[name] = Validator({**self.root, "$ref": ref}, compiled)
+        return self._validators[name]
+
+
+def _compiled(
+    schema: dict[str, Any], regexes: list[str] | None, registry: jsonschema_rs.Registry | None = None
+) -> tuple[jsonschema_rs.Validator | None, bool]:
+    """The compiled validator of `schema` and whether its "not valid" is final; (None, False) for jsonschema."""
+    if regexes is None:
+        return None, False
+    try:
+        if registry is None:
+            return jsonschema_rs.validator_for(schema), not regexes
+        return jsonschema_rs.validator_for(schema, registry=registry), not regexes
+    except _UNTRANSLATABLE:  # a schema it cannot compile
+        return None, False
 
 
 def _is_valid(validator: jsonschema_rs.Validator, value: Any) -> bool:
