@@ -12,29 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
-from . import model, naming
+from . import model, naming, schema_check
 from .loader import DataPath, Document
 
-SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-REF_PREFIX = "#/$defs/"
-
 ErrorSink = Callable[[Document, DataPath, str, str], None]
-
-
-class _Types:
-    """One validator per named type, each resolving `$ref`s inside a bundle of every type (as the schema does)."""
-
-    def __init__(self, types: dict[str, dict[str, Any]]) -> None:
-        self.defs = types
-        self._validators: dict[str, Draft202012Validator] = {}
-
-    def validator(self, name: str) -> Draft202012Validator:
-        if name not in self._validators:
-            root = {"$schema": SCHEMA_DIALECT, "$defs": self.defs, "$ref": REF_PREFIX + name}
-            self._validators[name] = Draft202012Validator(root)
-        return self._validators[name]
 
 
 def check_examples(
@@ -48,7 +29,7 @@ def check_examples(
     by_slug = {
         naming.method_slug(d.data["method"], d.data["kind"], has_twin=d.data["method"] in twins): d for d in method_docs
     }
-    validators = _Types(types)
+    validators = schema_check.TypeBundle(types)  # one validator per type, resolving `$ref`s as the schema does
     examples: dict[str, model.Example] = {}
     for doc in example_docs:
         slug = Path(doc.display).stem
@@ -68,7 +49,7 @@ def check_examples(
 
 
 def _check_one(
-    doc: Document, entry: dict[str, Any], validators: _Types, types: dict[str, Any], error: ErrorSink
+    doc: Document, entry: dict[str, Any], validators: schema_check.TypeBundle, types: dict[str, Any], error: ErrorSink
 ) -> bool:
     problems = 0
 

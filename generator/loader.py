@@ -37,6 +37,7 @@ MAX_INTEGER = 2**63  # JSON parsers commonly hold integers in 64 bits (or fewer)
 _MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
 _SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass
@@ -255,6 +256,12 @@ class _Builder:
             return event.value  # quoted or block text without a tag is a string, whatever it looks like
         if tag in (None, "!"):
             tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR_TAG:  # most plain scalars: the text is the value, no constructor needed
+            problem = _not_json(event.value)
+            if problem:
+                self.error(event.start_mark, "invalid-value", f"{event.value[:40]!r} {problem}")
+                return None
+            return event.value
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         try:
             value = self.constructor.construct_object(node, deep=True)

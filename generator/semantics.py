@@ -6,14 +6,10 @@ Each check adds diagnostics and carries on, so that a maintainer sees every prob
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
-from . import envelopes, examples, model, naming, refinements, unions
+from . import envelopes, examples, model, naming, refinements, schema_check, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -21,8 +17,6 @@ IDEMPOTENCY_KEY_TYPE = "IdempotencyKey"
 RETRY_CLASS_TYPE = "RetryClass"
 REF_PREFIX = "#/$defs/"
 # The renderers turn each decision into code, so the vocabulary of decisions is fixed; their texts are data.
-# Checks a type against the JSON Schema 2020-12 meta-schema, reporting every problem (check_schema stops at one).
-_META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
 NEVER = KNOWN_DECISIONS[-1]
 WITH_KEY = KNOWN_DECISIONS[1]
@@ -207,7 +201,7 @@ class Checker:
                     )
                     continue
                 self.types[name] = (doc, schema)
-                for at, problem in _schema_problems(json.dumps(schema, sort_keys=True)):
+                for at, problem in schema_check.problems(schema):
                     message = f"type {name!r} is not valid JSON Schema 2020-12: {problem}"
                     self.error(doc, ("types", name, *at), "invalid-type-schema", message)
                     self.bad_types.add(name)
@@ -576,27 +570,11 @@ def _with_example(method: model.Method, found: dict[str, model.Example]) -> mode
     return method if example is None else dataclasses.replace(method, example=example)
 
 
-@lru_cache(maxsize=4096)
-def _schema_problems(schema_text: str) -> tuple[tuple[DataPath, str], ...]:
-    """Meta-schema problems of one type schema, cached by its JSON text: the check dominates loading, and
-    `diff` loads two versions of a spec that share most of their types."""
-    return tuple((tuple(p.absolute_path), p.message) for p in _META_VALIDATOR.iter_errors(json.loads(schema_text)))
-
-
 def _is_nullable_key(prop: dict[str, Any]) -> bool:
     options = prop.get("anyOf") or prop.get("oneOf") or []
     refs = {o.get("$ref") for o in options if isinstance(o, dict)}
     nulls = [o for o in options if isinstance(o, dict) and o.get("type") == "null"]
     return len(options) == 2 and REF_PREFIX + IDEMPOTENCY_KEY_TYPE in refs and len(nulls) == 1
-
-
-@lru_cache(maxsize=4096)
-def _schema_problems(schema_json: str) -> tuple[tuple[DataPath, str], ...]:
-    """Where a schema departs from JSON Schema 2020-12, and how (cached: most types do not change between runs)."""
-    return tuple(
-        (tuple(problem.absolute_path), problem.message)
-        for problem in _META_VALIDATOR.iter_errors(json.loads(schema_json))
-    )
 
 
 # Keywords whose value is one schema, a list of schemas, or a mapping of names to schemas. Booleans stay allowed

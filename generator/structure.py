@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
-
+from . import schema_check
 from .diagnostics import Diagnostic
 from .loader import Document
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 # jsonschema keyword -> our stable diagnostic code
 _CODES = {
@@ -27,7 +28,7 @@ _CODES = {
 }
 
 
-MetaSchema = Draft202012Validator
+MetaSchema = schema_check.Validator  # compiled for the common case, a sound file; jsonschema for the diagnostics
 
 
 @cache
@@ -37,11 +38,10 @@ def load_meta_schema(data: bytes) -> MetaSchema:
         schema = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"the meta-schema is not valid JSON: {exc}") from None
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise ValueError(f"the meta-schema is not valid JSON Schema 2020-12: {exc.message}") from None
-    return Draft202012Validator(schema)
+    error = schema_check.best_error(schema)
+    if error is not None:
+        raise ValueError(f"the meta-schema is not valid JSON Schema 2020-12: {error.message}")
+    return schema_check.Validator(schema)
 
 
 def check_structure(doc: Document, meta: MetaSchema) -> list[Diagnostic]:

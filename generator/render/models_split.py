@@ -43,6 +43,7 @@ class _Definition:
     bases: list[str] = field(default_factory=list)  # base classes among the other definitions
     eager: set[str] = field(default_factory=set)  # other definitions read when the statement runs
     lazy: list[ast.Name] = field(default_factory=list)  # other definitions named in annotations only
+    strings: set[str] = field(default_factory=set)  # definitions named by a string (a forward reference)
 
 
 def split_models(source: str, families: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -70,7 +71,8 @@ def split_models(source: str, families: dict[str, str]) -> tuple[dict[str, str],
         _collect_references(d, by_name)
     owners = _owners(definitions, families)
     for d in definitions:
-        strays = sorted(n for n in _string_names(d.node, by_name) if owners[n] != owners[d.name])
+        # a forward reference only resolves within its own module
+        strays = sorted(n for n in d.strings if owners[n] != owners[d.name])
         if strays:
             raise RuntimeError(f"{d.name} names {', '.join(strays)} of another family in a string")
     tail = _tails(definitions, owners)
@@ -102,7 +104,8 @@ def _defined_name(node: ast.stmt) -> str | None:
 
 
 def _collect_references(definition: _Definition, by_name: dict[str, _Definition]) -> None:
-    """Sort the names of other definitions in a statement into those read at once and those in annotations."""
+    """Sort the names of other definitions in a statement into those read at once and those in annotations, and
+    note the strings that name a definition (one walk over the statement: these walks are most of the split)."""
 
     def visit(node: ast.AST, annotation: bool) -> None:
         if isinstance(node, ast.AnnAssign):
@@ -119,21 +122,14 @@ def _collect_references(definition: _Definition, by_name: dict[str, _Definition]
                 definition.lazy.append(node)
             else:
                 definition.eager.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in by_name:
+            definition.strings.add(node.value)
         for child in ast.iter_child_nodes(node):
             visit(child, annotation)
 
     visit(definition.node, False)
     if isinstance(definition.node, ast.ClassDef):
         definition.bases = [b.id for b in definition.node.bases if isinstance(b, ast.Name) and b.id in by_name]
-
-
-def _string_names(node: ast.AST, by_name: dict[str, _Definition]) -> set[str]:
-    """Definitions named by a string (a forward reference), which only resolve within their own module."""
-    return {
-        n.value
-        for n in ast.walk(node)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in by_name
-    }
 
 
 def _owners(definitions: list[_Definition], families: dict[str, str]) -> dict[str, str]:

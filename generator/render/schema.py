@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
-
-from .. import envelopes, paths
+from .. import envelopes, paths, schema_check
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
 from .markers import json_text
@@ -96,32 +92,29 @@ def _mark(schema: dict[str, Any], method: Method) -> None:
 
 
 def render(spec: Spec) -> dict[str, str]:
-    files = {}
-    checked: set[str] = set()
-    for path, unstable in ((STABLE_PATH, False), (UNSTABLE_PATH, True)):
-        document = bundle(spec, unstable=unstable)
-        check_bundle(document, checked)  # never emit a schema that is not one
-        files[path] = json_text(document)
-    return files
+    return {STABLE_PATH: bundle_text(spec, unstable=False), UNSTABLE_PATH: bundle_text(spec, unstable=True)}
 
 
-def check_bundle(document: dict[str, Any], checked: set[str]) -> None:
-    """Raise unless `document` is a valid JSON Schema, checking each distinct type schema only once.
+@lru_cache(maxsize=4)
+def bundle_text(spec: Spec, *, unstable: bool) -> str:
+    """A bundle as written, checked first (never emit a schema that is not one).
 
-    The bundles share most types (the stable one is nearly a subset), and checking the whole document against the
-    meta-schema walks every type again; `checked` remembers the canonical text of the types already checked.
+    Made once per model: the Python package ships the same two files, and writing JSON with an indent runs in
+    pure Python (the C encoder only writes compact JSON).
     """
-    meta = _meta_validator()
-    for schema in [{k: v for k, v in document.items() if k != "$defs"}, *document["$defs"].values()]:
-        key = json.dumps(schema, sort_keys=True)
-        if key not in checked:
-            error = best_match(meta.iter_errors(schema))
-            if error is not None:
-                raise SchemaError.create_from(error)
-            checked.add(key)
+    document = bundle(spec, unstable=unstable)
+    check_bundle(document)
+    return json_text(document)
 
 
-@cache
-def _meta_validator() -> Draft202012Validator:
-    """One validator for the 2020-12 meta-schema, built once (check_schema builds a new one per call)."""
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+def check_bundle(document: dict[str, Any]) -> None:
+    """Raise unless `document` is a valid JSON Schema.
+
+    The check is generator/schema_check.py's, as at loading (compiled, so the whole bundle costs a few
+    milliseconds): a type the spec passed in passes here too, unless rendering (envelopes, marks) broke it.
+    """
+    error = schema_check.best_error(document)
+    if error is not None:
+        from jsonschema.exceptions import SchemaError
+
+        raise SchemaError.create_from(error)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from .. import schema_check
 from ..model import Spec
 from ..semantics import REF_PREFIX
 
@@ -23,7 +22,7 @@ _MAX_DEPTH = 8  # recursive types (content inside content) stop here
 def type_examples(spec: Spec) -> dict[str, str]:
     """{type name: pretty JSON of a valid example}, for every type that has one."""
     defs = {t.name: t.schema for t in spec.types}
-    bundle = {"$defs": defs}
+    bundle = schema_check.TypeBundle(defs)
     candidates: dict[str, list[Any]] = {name: [] for name in defs}
     for method in spec.methods:
         if method.example is None:
@@ -36,7 +35,7 @@ def type_examples(spec: Spec) -> dict[str, str]:
                 candidates[method.result].append(message["result"])
     out = {}
     for name, schema in defs.items():
-        validator = Draft202012Validator({**bundle, "$ref": f"{REF_PREFIX}{name}"})
+        validator = bundle.validator(name)
         tries = [*candidates[name], *schema.get("examples", []), _sample(schema, defs, 0)]
         for value in tries:
             if value is not _NONE and validator.is_valid(value):
