@@ -3,34 +3,103 @@
 Rendering has two phases. Phase 1 renders code and data. Phase 2 renders pages that quote phase-1 output; each
 of those renderers also receives the files phase 1 produced, so a page shows exactly the bytes that are written
 and nothing is rendered twice.
+
+Each renderer is listed with the model fields it never reads, so that an incremental run can skip it when
+nothing else changed (generator/incremental.py). A field listed here that the renderer does read would serve
+stale output: tests/pipeline/test_incremental.py traces every read of every renderer to catch that. Renderer
+modules are imported only when their renderer runs, so a run that reuses them never pays for their libraries.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..model import Spec
-from . import codes_page, compat_rules, docs, policy, python_pkg, schema, sdk, traces
+if TYPE_CHECKING:
+    from ..incremental import RenderCache
+    from ..model import Spec
 
-Renderer = Callable[[Spec], dict[str, str]]
-PageRenderer = Callable[[Spec, Mapping[str, str]], dict[str, str]]
-CODE_RENDERERS: tuple[Renderer, ...] = (
-    schema.render,
-    policy.render,
-    python_pkg.render,
-    traces.render,
-    sdk.render_code,
-    compat_rules.render,
-    codes_page.render,
-)
-PAGE_RENDERERS: tuple[PageRenderer, ...] = (
-    docs.render_pages,
-    sdk.render_page,
-)
+Renderer = Callable[["Spec"], dict[str, str]]
+PageRenderer = Callable[["Spec", Mapping[str, str]], dict[str, str]]
+
+# Groups of model fields (`Class.field`) that renderers leave out of their input.
+_PROSE = frozenset({"Method.summary", "Method.description", "Method.example", "Method.source", "Method.has_twin"})
+_SPEC_FIELDS = (
+    "failure_kinds", "decisions", "classes", "methods", "types", "traces_json", "error_rules", "other_error",
+    "client_timings", "upstream_differences", "families", "key_rules",
+)  # fmt: skip
 
 
-def render_all(spec: Spec) -> dict[str, str]:
-    """Every artifact, in memory. Two renderers claiming one path is a bug, so it fails loudly."""
+def _spec_except(*kept: str) -> frozenset[str]:
+    """Every top-level field of the model but `kept`."""
+    return frozenset(f"Spec.{name}" for name in _SPEC_FIELDS if name not in kept)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One renderer: where it lives, its phase, and the model fields it never reads."""
+
+    name: str
+    module: str  # under generator.render
+    function: str
+    ignores: frozenset[str]
+    page: bool = False  # phase 2: also receives the phase-1 files
+
+    def load(self) -> Callable[..., dict[str, str]]:
+        """The renderer function (importing its module now)."""
+        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.function)
+
+
+UNITS: tuple[Unit, ...] = (
+    Unit(
+        "schema",
+        "schema",
+        "render",
+        _PROSE
+        | _spec_except("methods", "types")
+        | {"Method.repeat", "Method.key_param", "Method.success_errors", "Method.variant_field", "Method.variants"}
+        | {"Method.slug", "TypeDef.source"},
+    ),
+    Unit("policy", "policy", "render", _PROSE | _spec_except("failure_kinds", "decisions", "classes", "methods",
+                                                              "error_rules", "other_error", "client_timings")),
+    Unit("python", "python_pkg", "render", _PROSE | {"Spec.traces_json", "Spec.upstream_differences", "Spec.families"}),
+    Unit("traces", "traces", "render", _spec_except("traces_json")),
+    Unit(
+        "sdk-code",
+        "sdk",
+        "render_code",
+        _PROSE | {"Spec.traces_json", "Spec.upstream_differences", "Spec.families", "Spec.client_timings"},
+    ),
+    Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
+    Unit("codes-page", "codes_page", "render", _spec_except()),
+    Unit("docs", "docs", "render_pages", frozenset({"Spec.traces_json"}), page=True),
+    Unit(
+        "sdk-page",
+        "sdk",
+        "render_page",
+        _PROSE | {"Spec.types", "Spec.traces_json", "Spec.upstream_differences", "Spec.families"},
+        page=True,
+    ),
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    # The renderer functions by phase, for tests that call them one by one (importing every renderer module).
+    if name == "CODE_RENDERERS":
+        return tuple(u.load() for u in UNITS if not u.page)
+    if name == "PAGE_RENDERERS":
+        return tuple(u.load() for u in UNITS if u.page)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
+    """Every artifact, in memory. Two renderers claiming one path is a bug, so it fails loudly.
+
+    With a `cache`, a renderer whose input is unchanged since the run the cache remembers is not run; its files
+    are read back from disk instead, and `cache` records what each renderer produced from what.
+    """
     files: dict[str, str] = {}
 
     def add(produced: dict[str, str]) -> None:
@@ -39,9 +108,27 @@ def render_all(spec: Spec) -> dict[str, str]:
                 raise RuntimeError(f"two renderers produce {path}")
             files[path] = text
 
-    for renderer in CODE_RENDERERS:
-        add(renderer(spec))
+    for unit in UNITS:
+        if not unit.page:
+            add(_run(unit, spec, {}, cache))
     code = dict(files)  # phase 2 sees phase 1's output only, never another page
-    for page_renderer in PAGE_RENDERERS:
-        add(page_renderer(spec, code))
+    for unit in UNITS:
+        if unit.page:
+            add(_run(unit, spec, code, cache))
     return dict(sorted(files.items()))
+
+
+def _run(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None) -> dict[str, str]:
+    args = (spec, code) if unit.page else (spec,)
+    if cache is None:
+        return unit.load()(*args)
+    from ..incremental import input_key, projection
+
+    quoted = cache.digests(code) if unit.page else None
+    key = input_key(cache.environment, unit.name, projection(spec, unit.ignores), quoted)
+    reused = cache.reuse(unit.name, key)
+    if reused is not None:
+        return reused
+    produced = unit.load()(*args)
+    cache.remember(unit.name, key, produced)
+    return produced
