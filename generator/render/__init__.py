@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..incremental import RenderCache
     from ..model import Spec
 
+JINJA_CACHE_DIR = ".cache/jinja"  # relative to the project root
 Renderer = Callable[["Spec"], dict[str, str]]
 PageRenderer = Callable[["Spec", Mapping[str, str]], dict[str, str]]
 
@@ -108,13 +109,17 @@ def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
                 raise RuntimeError(f"two renderers produce {path}")
             files[path] = text
 
-    for unit in UNITS:
-        if not unit.page:
-            add(_run(unit, spec, {}, cache))
-    code = dict(files)  # phase 2 sees phase 1's output only, never another page
-    for unit in UNITS:
-        if unit.page:
-            add(_run(unit, spec, code, cache))
+    try:
+        for unit in UNITS:
+            if not unit.page:
+                add(_run(unit, spec, {}, cache))
+        code = dict(files)  # phase 2 sees phase 1's output only, never another page
+        for unit in UNITS:
+            if unit.page:
+                add(_run(unit, spec, code, cache))
+    finally:
+        if cache is not None:
+            _forget_compiled_templates()
     return dict(sorted(files.items()))
 
 
@@ -129,6 +134,44 @@ def _run(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None
     reused = cache.reuse(unit.name, key)
     if reused is not None:
         return reused
+    _keep_compiled_templates(cache)
     produced = unit.load()(*args)
     cache.remember(unit.name, key, produced)
     return produced
+
+
+def _keep_compiled_templates(cache: RenderCache) -> None:
+    """Let Jinja keep compiled templates beside the run cache: compiling them costs more than some renderers.
+
+    Jinja keys each entry by the template's name and a hash of its source, so an edited template is compiled
+    again; the folder is named after the environment hash (which covers the Jinja version), and folders of other
+    environments are removed. A folder that cannot be made only means compiling as before.
+    """
+    import shutil
+
+    import jinja2
+
+    from .templates import environment
+
+    env = environment()
+    if isinstance(env.bytecode_cache, jinja2.FileSystemBytecodeCache):
+        return
+    base = cache.root / JINJA_CACHE_DIR
+    folder = base / cache.environment[:16]
+    try:
+        for other in base.iterdir() if base.is_dir() else ():
+            if other != folder:
+                shutil.rmtree(other, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(folder))
+
+
+def _forget_compiled_templates() -> None:
+    """Detach the run's template cache (the Jinja environment outlives a run when runs share a process)."""
+    import sys
+
+    templates = sys.modules.get(f"{__name__}.templates")
+    if templates is not None:
+        templates.environment().bytecode_cache = None
