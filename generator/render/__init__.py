@@ -1,8 +1,8 @@
 """Stage 4: renderers. Each takes the model and returns {path relative to the project root: text}.
 
-Rendering has two phases. Phase 1 renders code and data. Phase 2 renders pages that quote phase-1 output; each
-of those renderers also receives the files phase 1 produced, so a page shows exactly the bytes that are written
-and nothing is rendered twice.
+Rendering has two phases. Phase 1 renders code, data and the pages that quote no code. Phase 2 renders pages
+that quote phase-1 output; each of those renderers also receives the files of the phase-1 renderers it names, so
+a page shows exactly the bytes that are written and nothing is rendered twice.
 
 Each renderer is listed with the model fields it never reads, so that an incremental run can skip it when
 nothing else changed (generator/incremental.py). A field listed here that the renderer does read would serve
@@ -46,7 +46,9 @@ class Unit:
     module: str  # under generator.render
     function: str
     ignores: frozenset[str]
-    page: bool = False  # phase 2: also receives the phase-1 files
+    # Phase 2: the renderers whose files this one receives (and whose hashes its input covers). It gets no other
+    # file, so a read of one it does not name fails in every run, full or incremental, instead of going stale.
+    quotes: tuple[str, ...] = ()
 
     def load(self) -> Callable[..., dict[str, str]]:
         """The renderer function (importing its module now)."""
@@ -75,13 +77,16 @@ UNITS: tuple[Unit, ...] = (
     ),
     Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
     Unit("codes-page", "codes_page", "render", _spec_except()),
-    Unit("docs", "docs", "render_pages", frozenset({"Spec.traces_json"}), page=True),
+    # The docs pages quote no generated file, so they run in phase 1.
+    Unit("docs-methods", "docs", "render_method_pages", frozenset({"Spec.traces_json"})),
+    Unit("docs-types", "docs", "render_type_pages", _spec_except("methods", "types", "families")
+         | {"Method.summary", "Method.description", "Method.source", "Method.has_twin"}),
     Unit(
         "sdk-page",
         "sdk",
         "render_page",
         _PROSE | {"Spec.types", "Spec.traces_json", "Spec.upstream_differences", "Spec.families"},
-        page=True,
+        quotes=("sdk-code", "python"),
     ),
 )  # fmt: skip
 
@@ -89,9 +94,9 @@ UNITS: tuple[Unit, ...] = (
 def __getattr__(name: str) -> Any:
     # The renderer functions by phase, for tests that call them one by one (importing every renderer module).
     if name == "CODE_RENDERERS":
-        return tuple(u.load() for u in UNITS if not u.page)
+        return tuple(u.load() for u in UNITS if not u.quotes)
     if name == "PAGE_RENDERERS":
-        return tuple(u.load() for u in UNITS if u.page)
+        return tuple(u.load() for u in UNITS if u.quotes)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -102,21 +107,19 @@ def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
     are read back from disk instead, and `cache` records what each renderer produced from what.
     """
     files: dict[str, str] = {}
+    by_unit: dict[str, dict[str, str]] = {}
 
-    def add(produced: dict[str, str]) -> None:
+    def add(unit: Unit, produced: dict[str, str]) -> None:
+        by_unit[unit.name] = produced
         for path, text in produced.items():
             if path in files:
                 raise RuntimeError(f"two renderers produce {path}")
             files[path] = text
 
     try:
-        for unit in UNITS:
-            if not unit.page:
-                add(_run(unit, spec, {}, cache))
-        code = dict(files)  # phase 2 sees phase 1's output only, never another page
-        for unit in UNITS:
-            if unit.page:
-                add(_run(unit, spec, code, cache))
+        for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1, then phase 2
+            code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
+            add(unit, _run(unit, spec, code, cache))
     finally:
         if cache is not None:
             _forget_compiled_templates()
@@ -124,12 +127,12 @@ def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
 
 
 def _run(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None) -> dict[str, str]:
-    args = (spec, code) if unit.page else (spec,)
+    args = (spec, code) if unit.quotes else (spec,)  # a page sees phase-1 files only, never another page
     if cache is None:
         return unit.load()(*args)
     from ..incremental import input_key, projection
 
-    quoted = cache.digests(code) if unit.page else None
+    quoted = cache.digests(code) if unit.quotes else None
     key = input_key(cache.environment, unit.name, projection(spec, unit.ignores), quoted)
     reused = cache.reuse(unit.name, key)
     if reused is not None:

@@ -236,12 +236,11 @@ def _trace(spec: model.Spec) -> dict[str, set[str]]:
                 return _original(self, name)
 
             patch.setattr(cls, "__getattribute__", traced)
-        code: dict[str, str] = {}
-        for unit in sorted(UNITS, key=lambda u: u.page):  # phase 1 first: the pages read its files
+        by_unit: dict[str, dict[str, str]] = {}
+        for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1 first: the pages read its files
             current[0] = unit.name
-            produced = unit.load()(spec, code) if unit.page else unit.load()(spec)
-            if not unit.page:
-                code.update(produced)
+            code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
+            by_unit[unit.name] = unit.load()(spec, code) if unit.quotes else unit.load()(spec)
         current[0] = ""
     return reads
 
@@ -254,15 +253,18 @@ def test_no_renderer_reads_a_field_it_declares_unread(tmp_path: Path, case: str)
         root = make_project(tmp_path, case)
         spec = load_spec(root / "spec", root)
     reads = _trace(spec)
-    assert "Method.summary" in reads["docs"]  # the tracing sees reads
+    assert "Method.summary" in reads["docs-methods"]  # the tracing sees reads
     for unit in UNITS:
         assert not reads[unit.name] & unit.ignores, f"{unit.name} reads fields it declares unread"
 
 
-def test_declared_fields_exist() -> None:
+def test_declarations_name_what_exists() -> None:
     fields = {f"{cls.__name__}.{f.name}" for cls in MODEL_CLASSES for f in dataclasses.fields(cls)}
+    phase_one = {unit.name for unit in UNITS if not unit.quotes}
+    assert len({unit.name for unit in UNITS}) == len(UNITS)
     for unit in UNITS:
         assert unit.ignores <= fields, f"{unit.name}: {sorted(unit.ignores - fields)}"
+        assert set(unit.quotes) <= phase_one, f"{unit.name} quotes a renderer that is not in phase 1"
 
 
 # -- what an edit re-renders ---------------------------------------------------------------------------------
@@ -284,7 +286,7 @@ def test_a_method_summary_edit_re_renders_only_the_docs(tmp_path: Path) -> None:
     assert run_generator("generate", "--root", str(root)).status == 0
     edit_method_summary(root, random.Random(1), 1)
     rendered, reused = _rerendered(root)
-    assert rendered == ["docs"]
+    assert rendered == ["docs-methods"]
     assert len(reused) == len(UNITS) - 1
 
 
