@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:  # a bug in the generator, not in the spec: say so, keep the details short
         # Writing is the last step and reports its own failures (writer.WriteError), so nothing was written here.
         print("internal error in the generator (nothing was written):", file=sys.stderr)
+        import traceback  # here, not at the top: only a failing run needs it
+
         print("".join(traceback.format_exc(limit=-3)).rstrip(), file=sys.stderr)
         return EXIT_ERROR
 

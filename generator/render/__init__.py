@@ -78,7 +78,8 @@ UNITS: tuple[Unit, ...] = (
     Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
     Unit("codes-page", "codes_page", "render", _spec_except()),
     # The docs pages quote no generated file, so they run in phase 1.
-    Unit("docs-methods", "docs", "render_method_pages", frozenset({"Spec.traces_json"})),
+    Unit("docs-methods", "docs", "render_method_pages", frozenset({"Spec.traces_json", "Spec.upstream_differences"})),
+    Unit("docs-differences", "docs", "render_differences_page", _spec_except("upstream_differences")),
     Unit("docs-types", "docs", "render_type_pages", _spec_except("methods", "types", "families")
          | {"Method.summary", "Method.description", "Method.source", "Method.has_twin"}),
     Unit(
