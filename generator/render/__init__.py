@@ -13,7 +13,7 @@ modules are imported only when their renderer runs, so a run that reuses them ne
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,11 +22,9 @@ if TYPE_CHECKING:
     from ..model import Spec
 
 JINJA_CACHE_DIR = ".cache/jinja"  # relative to the project root
-Renderer = Callable[["Spec"], dict[str, str]]
-PageRenderer = Callable[["Spec", Mapping[str, str]], dict[str, str]]
 
-# Groups of model fields (`Class.field`) that renderers leave out of their input.
-_PROSE = frozenset({"Method.summary", "Method.description", "Method.example", "Method.source", "Method.has_twin"})
+# Fields of a method entry that only its pages show: code and data never read them.
+_PAGE_ONLY = frozenset({"Method.summary", "Method.description", "Method.example", "Method.source", "Method.has_twin"})
 _SPEC_FIELDS = (
     "failure_kinds", "decisions", "classes", "methods", "types", "traces_json", "error_rules", "other_error",
     "client_timings", "upstream_differences", "families", "key_rules",
@@ -40,7 +38,7 @@ def _spec_except(*kept: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One renderer: where it lives, its phase, and the model fields it never reads."""
+    """One renderer: where it lives, the model fields it never reads, and the renderers whose files it quotes."""
 
     name: str
     module: str  # under generator.render
@@ -55,41 +53,33 @@ class Unit:
         return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.function)
 
 
+_SCHEMA_IGNORES = (
+    _PAGE_ONLY
+    | _spec_except("methods", "types")
+    | {"Method.repeat", "Method.key_param", "Method.success_errors", "Method.variant_field", "Method.variants"}
+    | {"Method.slug", "TypeDef.source"}
+)
+_POLICY_KEEPS = ("failure_kinds", "decisions", "classes", "methods", "error_rules", "other_error", "client_timings")
+_NOT_FOR_CODE = frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spec.families"})
 UNITS: tuple[Unit, ...] = (
-    Unit(
-        "schema",
-        "schema",
-        "render",
-        _PROSE
-        | _spec_except("methods", "types")
-        | {"Method.repeat", "Method.key_param", "Method.success_errors", "Method.variant_field", "Method.variants"}
-        | {"Method.slug", "TypeDef.source"},
-    ),
-    Unit("policy", "policy", "render", _PROSE | _spec_except("failure_kinds", "decisions", "classes", "methods",
-                                                              "error_rules", "other_error", "client_timings")),
-    Unit("python", "python_pkg", "render", _PROSE | {"Spec.traces_json", "Spec.upstream_differences", "Spec.families"}),
+    Unit("schema", "schema", "render", _SCHEMA_IGNORES),
+    Unit("policy", "policy", "render", _PAGE_ONLY | _spec_except(*_POLICY_KEEPS)),
+    Unit("python", "python_pkg", "render", _PAGE_ONLY | _NOT_FOR_CODE),
     Unit("traces", "traces", "render", _spec_except("traces_json")),
-    Unit(
-        "sdk-code",
-        "sdk",
-        "render_code",
-        _PROSE | {"Spec.traces_json", "Spec.upstream_differences", "Spec.families", "Spec.client_timings"},
-    ),
+    Unit("sdk-code", "sdk", "render_code", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.client_timings"}),
     Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
     Unit("codes-page", "codes_page", "render", _spec_except()),
-    # The docs pages quote no generated file, so they run in phase 1.
+    # The docs pages quote no generated file, so they are in phase 1; three units, so that an edit re-renders few.
     Unit("docs-methods", "docs", "render_method_pages", frozenset({"Spec.traces_json", "Spec.upstream_differences"})),
     Unit("docs-differences", "docs", "render_differences_page", _spec_except("upstream_differences")),
-    Unit("docs-types", "docs", "render_type_pages", _spec_except("methods", "types", "families")
-         | {"Method.summary", "Method.description", "Method.source", "Method.has_twin"}),
     Unit(
-        "sdk-page",
-        "sdk",
-        "render_page",
-        _PROSE | {"Spec.types", "Spec.traces_json", "Spec.upstream_differences", "Spec.families"},
-        quotes=("sdk-code", "python"),
+        "docs-types",
+        "docs",
+        "render_type_pages",
+        _spec_except("methods", "types", "families") | (_PAGE_ONLY - {"Method.example"}),
     ),
-)  # fmt: skip
+    Unit("sdk-page", "sdk", "render_page", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.types"}, quotes=("sdk-code", "python")),
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -238,10 +238,12 @@ def _trace(spec: model.Spec) -> dict[str, set[str]]:
             patch.setattr(cls, "__getattribute__", traced)
         by_unit: dict[str, dict[str, str]] = {}
         for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1 first: the pages read its files
-            current[0] = unit.name
             code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
-            by_unit[unit.name] = unit.load()(spec, code) if unit.quotes else unit.load()(spec)
-        current[0] = ""
+            # A fresh model for each: a cached property that an earlier renderer filled would hide its reads.
+            fresh = dataclasses.replace(spec)
+            current[0] = unit.name
+            by_unit[unit.name] = unit.load()(fresh, code) if unit.quotes else unit.load()(fresh)
+            current[0] = ""
     return reads
 
 
