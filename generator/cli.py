@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .incremental import RenderCache
 
 EXIT_OK, EXIT_DRIFT, EXIT_ERROR = 0, 1, 2
 
@@ -23,8 +26,8 @@ COMMANDS = (
         "Reads spec/, checks its structure and meaning, and writes generated/ and site/reference/ (atomically:"
         " nothing changes when the spec has an error). Prints one summary line: how many files, from how many"
         " method entries, and which output roots changed. Skips the work when no input changed since the last"
-        " run, unless --force. Exit status: 0 written or up to date, 2 spec error (every problem is printed as"
-        " file:line:col: error[CODE]: message).",
+        " run, and otherwise re-renders only the outputs whose spec data changed, unless --force. Exit status: 0"
+        " written or up to date, 2 spec error (every problem is printed as file:line:col: error[CODE]: message).",
     ),
     (
         "check",
@@ -99,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:  # a bug in the generator, not in the spec: say so, keep the details short
         # Writing is the last step and reports its own failures (writer.WriteError), so nothing was written here.
         print("internal error in the generator (nothing was written):", file=sys.stderr)
+        import traceback  # here, not at the top: only a failing run needs it
+
         print("".join(traceback.format_exc(limit=-3)).rstrip(), file=sys.stderr)
         return EXIT_ERROR
 
@@ -108,25 +113,37 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
     from .pipeline import read_spec
 
     snapshot = read_spec(spec_dir, root)  # the only time this run reads the spec
-    if command == "generate" and not force and cache.is_fresh(root, snapshot):
+    generating = command == "generate"
+    env = cache.environment() if generating else ""
+    saved = cache.load(root) if generating and not force else {}
+    if generating and not force and cache.is_fresh(root, snapshot, env, saved):
         print("generate: up to date (nothing changed since the last run)")
         return EXIT_OK
 
-    from . import writer
     from .diagnostics import SpecError
+    from .parsecache import ParseCache
     from .pipeline import load_spec
-    from .render import render_all
 
+    # --force starts from nothing: no parsed file and no renderer output of an earlier run is reused.
+    parsed = ParseCache(root, env) if generating and not force else None
     try:
-        spec = load_spec(spec_dir, root, snapshot)
+        spec = load_spec(spec_dir, root, snapshot, parsed)
     except SpecError as exc:
         sys.stderr.write(exc.report())
         return EXIT_ERROR
+    finally:
+        if parsed is not None:
+            parsed.save()
     if command == "validate":
         print(f"validate: {spec_dir} is valid ({len(spec.methods)} entries, {len(spec.types)} types)")
         return EXIT_OK
-    files = render_all(spec)
-    if command == "check":
+
+    from . import writer
+    from .incremental import RenderCache
+    from .render import render_all
+
+    if command == "check":  # always renders everything: CI compares with what a full run produces
+        files = render_all(spec)
         drift = writer.compare(root, files)
         if not drift:
             print(f"check: {len(files)} generated files are up to date")
@@ -135,13 +152,23 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
         print(drift.report(), file=sys.stderr)
         print("fix: run `make generate` and commit the result", file=sys.stderr)
         return EXIT_DRIFT
+    renders = RenderCache(root, env, cache.renderer_records(saved, env))
+    files = render_all(spec, renders)
     try:
         changed = writer.write(root, files)
     except writer.WriteError as exc:
         print(f"generate: {exc}", file=sys.stderr)
         print("fix the cause and run `make generate` again; it finishes what this run started", file=sys.stderr)
         return EXIT_ERROR
-    cache.save(root, snapshot, files)
+    cache.save(root, snapshot, files, env, renders.records)
     summary = ", ".join(changed) if changed else "no file changed"
-    print(f"generate: {len(files)} files from {len(spec.methods)} entries ({summary})")
+    print(f"generate: {len(files)} files from {len(spec.methods)} entries ({summary}){_reuse_note(renders)}")
     return EXIT_OK
+
+
+def _reuse_note(renders: RenderCache) -> str:
+    """How much an incremental run reused, for the summary line (nothing when it rendered everything)."""
+    if not renders.reused:
+        return ""
+    done = ", ".join(renders.rendered) if renders.rendered else "none"
+    return f"; re-rendered: {done}; reused {len(renders.reused)} renderers' files"

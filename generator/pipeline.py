@@ -15,6 +15,7 @@ from .diagnostics import Diagnostic, Location, SpecError
 from .kinds import KINDS, META_DIR, SpecKind, by_name
 from .loader import Document, parse_document
 from .model import Spec
+from .parsecache import ParseCache
 from .specfiles import Snapshot, take_snapshot
 from .structure import MetaSchema, check_structure, load_meta_schema
 
@@ -29,13 +30,16 @@ def read_spec(spec_dir: Path, root: Path) -> Snapshot:
     return take_snapshot(spec_dir, root, spec_patterns())
 
 
-def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None) -> Spec:
-    """Check the spec under `spec_dir` (as read into `snapshot`). Raises SpecError with every diagnostic."""
+def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, parsed: ParseCache | None = None) -> Spec:
+    """Check the spec under `spec_dir` (as read into `snapshot`). Raises SpecError with every diagnostic.
+
+    With `parsed`, files whose bytes were parsed and structure-checked before are taken from that cache.
+    """
     snapshot = snapshot or read_spec(spec_dir, root)
     diagnostics: list[Diagnostic] = list(snapshot.diagnostics)
     docs: dict[str, list[Document]] = {}
     for kind in KINDS:
-        docs[kind.name] = _load_kind(kind, snapshot, diagnostics)
+        docs[kind.name] = _load_kind(kind, snapshot, diagnostics, parsed)
     if not docs["classes"]:
         raise SpecError(diagnostics)  # every meaning check reads the vocabulary
     # Meaning checks run even when some files failed their structure check, so that one run shows everything.
@@ -49,7 +53,9 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None) -> S
     return semantics.build(checker)
 
 
-def _load_kind(kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic]) -> list[Document]:
+def _load_kind(
+    kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic], parsed: ParseCache | None = None
+) -> list[Document]:
     """The structurally sound documents of one kind; every problem met goes to `diagnostics`."""
     rels = snapshot.matching(kind.pattern)
     if not rels:
@@ -58,15 +64,29 @@ def _load_kind(kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic]
             code, message = kind.missing
             diagnostics.append(Diagnostic(Location(snapshot.display(kind.folder)), code, message))
         return []
-    meta = _meta(kind, snapshot, diagnostics)
+    meta_bytes = snapshot.files.get(f"{META_DIR}/{kind.meta}", b"")
+    loaded = False  # the meta-schema is loaded only for a file the cache does not hold
+    meta: MetaSchema | None = None
     out = []
     for rel in rels:
-        doc = parse_document(snapshot.spec_dir / rel, snapshot.display(rel), snapshot.files[rel], diagnostics)
-        if doc is None or meta is None:
-            continue
-        problems = check_structure(doc, meta)
+        path, display, data = snapshot.spec_dir / rel, snapshot.display(rel), snapshot.files[rel]
+        key = parsed.key(display, path, data, meta_bytes) if parsed else ""
+        entry = parsed.get(key) if parsed else None
+        if entry is None:
+            if not loaded:
+                meta, loaded = _meta(kind, snapshot, diagnostics), True
+            found: list[Diagnostic] = []
+            doc = parse_document(path, display, data, found)
+            entry = (doc, found, check_structure(doc, meta) if doc is not None and meta is not None else [])
+            if parsed and meta is not None:  # a result reached without the meta-schema is not the whole story
+                parsed.put(key, entry)
+            elif meta is None:
+                diagnostics.extend(found)
+                continue
+        doc, found, problems = entry
+        diagnostics.extend(found)
         diagnostics.extend(problems)
-        if not problems or not kind.sound_only:
+        if doc is not None and (not problems or not kind.sound_only):
             out.append(doc)
     return out
 

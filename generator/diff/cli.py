@@ -12,8 +12,6 @@ import tempfile
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, SpecError
-from . import report, sources
-from .compare import compare
 
 EXIT_OK, EXIT_BREAKING, EXIT_ERROR = 0, 1, 2
 WORK_TREE = "work tree"
@@ -38,6 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `diff` with parsed arguments; print the report and return the exit status."""
+    # Imported here, not at the top: the main command line registers `diff` on every run, and these pull in
+    # the renderers and their libraries.
+    from . import report, sources
+    from .compare import compare
+
     root: Path = args.root
     spec_dir: Path = args.spec or root / "spec"
     old_arg: str | None = args.old

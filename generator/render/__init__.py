@@ -1,47 +1,128 @@
 """Stage 4: renderers. Each takes the model and returns {path relative to the project root: text}.
 
-Rendering has two phases. Phase 1 renders code and data. Phase 2 renders pages that quote phase-1 output; each
-of those renderers also receives the files phase 1 produced, so a page shows exactly the bytes that are written
-and nothing is rendered twice.
+Rendering has two phases. Phase 1 renders code, data and the pages that quote no code. Phase 2 renders pages
+that quote phase-1 output; each of those renderers also receives the files of the phase-1 renderers it names, so
+a page shows exactly the bytes that are written and nothing is rendered twice.
+
+Each renderer is listed with the model fields it never reads, so that an incremental run can skip it when
+nothing else changed (generator/incremental.py). A field listed here that the renderer does read would serve
+stale output: tests/pipeline/test_incremental.py traces every read of every renderer to catch that. Renderer
+modules are imported only when their renderer runs, so a run that reuses them never pays for their libraries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..model import Spec
-from . import codes_page, compat_rules, docs, policy, python_pkg, schema, sdk, traces
+if TYPE_CHECKING:
+    from ..incremental import RenderCache
+    from ..model import Spec
 
-Renderer = Callable[[Spec], dict[str, str]]
-PageRenderer = Callable[[Spec, Mapping[str, str]], dict[str, str]]
-CODE_RENDERERS: tuple[Renderer, ...] = (
-    schema.render,
-    policy.render,
-    python_pkg.render,
-    traces.render,
-    sdk.render_code,
-    compat_rules.render,
-    codes_page.render,
+
+# Fields of a method entry that only its pages show: code and data never read them.
+_PAGE_ONLY = frozenset({"Method.summary", "Method.description", "Method.example", "Method.source", "Method.has_twin"})
+_SPEC_FIELDS = (
+    "failure_kinds", "decisions", "classes", "methods", "types", "traces_json", "error_rules", "other_error",
+    "client_timings", "upstream_differences", "families", "key_rules",
+)  # fmt: skip
+
+
+def _spec_except(*kept: str) -> frozenset[str]:
+    """Every top-level field of the model but `kept`."""
+    return frozenset(f"Spec.{name}" for name in _SPEC_FIELDS if name not in kept)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One renderer: where it lives, the model fields it never reads, and the renderers whose files it quotes."""
+
+    name: str
+    module: str  # under generator.render
+    function: str
+    ignores: frozenset[str]
+    # Phase 2: the renderers whose files this one receives (and whose hashes its input covers). It gets no other
+    # file, so a read of one it does not name fails in every run, full or incremental, instead of going stale.
+    quotes: tuple[str, ...] = ()
+
+    def load(self) -> Callable[..., dict[str, str]]:
+        """The renderer function (importing its module now)."""
+        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.function)
+
+
+_SCHEMA_IGNORES = (
+    _PAGE_ONLY
+    | _spec_except("methods", "types")
+    | {"Method.repeat", "Method.key_param", "Method.success_errors", "Method.variant_field", "Method.variants"}
+    | {"Method.slug", "TypeDef.source"}
 )
-PAGE_RENDERERS: tuple[PageRenderer, ...] = (
-    docs.render_pages,
-    sdk.render_page,
+_POLICY_KEEPS = ("failure_kinds", "decisions", "classes", "methods", "error_rules", "other_error", "client_timings")
+_NOT_FOR_CODE = frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spec.families"})
+UNITS: tuple[Unit, ...] = (
+    Unit("schema", "schema", "render", _SCHEMA_IGNORES),
+    Unit("policy", "policy", "render", _PAGE_ONLY | _spec_except(*_POLICY_KEEPS)),
+    Unit("python", "python_pkg", "render", _PAGE_ONLY | _NOT_FOR_CODE),
+    Unit("traces", "traces", "render", _spec_except("traces_json")),
+    Unit("sdk-code", "sdk", "render_code", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.client_timings"}),
+    Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
+    Unit("codes-page", "codes_page", "render", _spec_except()),
+    # The docs pages quote no generated file, so they are in phase 1; three units, so that an edit re-renders few.
+    Unit("docs-methods", "docs", "render_method_pages", frozenset({"Spec.traces_json", "Spec.upstream_differences"})),
+    Unit("docs-differences", "docs", "render_differences_page", _spec_except("upstream_differences")),
+    Unit(
+        "docs-types",
+        "docs",
+        "render_type_pages",
+        _spec_except("methods", "types", "families") | (_PAGE_ONLY - {"Method.example"}),
+    ),
+    Unit("sdk-page", "sdk", "render_page", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.types"}, quotes=("sdk-code", "python")),
 )
 
 
-def render_all(spec: Spec) -> dict[str, str]:
-    """Every artifact, in memory. Two renderers claiming one path is a bug, so it fails loudly."""
+def __getattr__(name: str) -> Any:
+    # The renderer functions by phase, for tests that call them one by one (importing every renderer module).
+    if name == "CODE_RENDERERS":
+        return tuple(u.load() for u in UNITS if not u.quotes)
+    if name == "PAGE_RENDERERS":
+        return tuple(u.load() for u in UNITS if u.quotes)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
+    """Every artifact, in memory. Two renderers claiming one path is a bug, so it fails loudly.
+
+    With a `cache`, a renderer whose input is unchanged since the run the cache remembers is not run; its files
+    are read back from disk instead, and `cache` records what each renderer produced from what.
+    """
     files: dict[str, str] = {}
+    by_unit: dict[str, dict[str, str]] = {}
 
-    def add(produced: dict[str, str]) -> None:
+    def add(unit: Unit, produced: dict[str, str]) -> None:
+        by_unit[unit.name] = produced
         for path, text in produced.items():
             if path in files:
                 raise RuntimeError(f"two renderers produce {path}")
             files[path] = text
 
-    for renderer in CODE_RENDERERS:
-        add(renderer(spec))
-    code = dict(files)  # phase 2 sees phase 1's output only, never another page
-    for page_renderer in PAGE_RENDERERS:
-        add(page_renderer(spec, code))
+    for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1, then phase 2
+        code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
+        add(unit, _run(unit, spec, code, cache))
     return dict(sorted(files.items()))
+
+
+def _run(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None) -> dict[str, str]:
+    args = (spec, code) if unit.quotes else (spec,)  # a page sees phase-1 files only, never another page
+    if cache is None:
+        return unit.load()(*args)
+    from ..incremental import input_key, projection
+
+    quoted = cache.digests(code) if unit.quotes else None
+    key = input_key(cache.environment, unit.name, projection(spec, unit.ignores), quoted)
+    reused = cache.reuse(unit.name, key)
+    if reused is not None:
+        return reused
+    produced = unit.load()(*args)
+    cache.remember(unit.name, key, produced)
+    return produced

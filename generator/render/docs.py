@@ -58,11 +58,23 @@ def render_pages(spec: Spec, rendered: Mapping[str, str]) -> dict[str, str]:
 
 
 def render(spec: Spec) -> dict[str, str]:
+    return {**render_method_pages(spec), **render_type_pages(spec), **render_differences_page(spec)}
+
+
+def render_differences_page(spec: Spec) -> dict[str, str]:
+    """The page of deliberate differences from the published schema, when the spec lists any."""
+    return {paths.DIFFERENCES_PAGE: _differences_page(spec)} if spec.upstream_differences else {}
+
+
+def render_type_pages(spec: Spec) -> dict[str, str]:
+    """The page of each type family and their index (apart, because they read no method's prose)."""
+    return _type_pages(spec, type_links(spec))
+
+
+def render_method_pages(spec: Spec) -> dict[str, str]:
+    """The retry table and the page of each method entry."""
     files = {paths.RETRY_TABLE_PAGE: _table_page(spec)}
-    if spec.upstream_differences:
-        files[paths.DIFFERENCES_PAGE] = _differences_page(spec)
     links = type_links(spec)
-    files.update(_type_pages(spec, links))
     for method in spec.methods:
         files[paths.method_page(method.slug)] = render_template(
             METHOD_PAGE_TEMPLATE,

@@ -24,9 +24,9 @@ def test_an_edit_made_during_generate_is_picked_up_by_the_next_run(
     method = root / "spec/methods/session-new.yaml"
     original = render.render_all
 
-    def edit_while_rendering(spec):  # the maintainer saves a file while the run renders
+    def edit_while_rendering(spec, *args):  # the maintainer saves a file while the run renders
         method.write_text(method.read_text().replace("Creates a session.", "Creates a new session."))
-        return original(spec)
+        return original(spec, *args)
 
     monkeypatch.setattr(render, "render_all", edit_while_rendering)
     assert run_generator("generate", "--root", str(root)).status == 0

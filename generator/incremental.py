@@ -1,0 +1,112 @@
+"""Incremental rendering: re-render an artifact only when the spec data its renderer reads has changed.
+
+Each renderer declares, in generator/render/__init__.py, the model fields it never reads. Its input key is a hash
+of the model with those fields left out (its *projection*), of the generator's environment (sources, templates,
+library versions: see generator/cache.py) and, for a page renderer, of the phase-1 files it quotes. The cache
+keeps, per renderer, the key of its last run and the hashes of the files it produced. A renderer whose key
+matches, and whose files are all still on disk with exactly those bytes, is not run: its files are read back.
+
+The model is built from the bytes this run read (generator/specfiles.py), so a key never describes a file as it
+was after rendering, and the outputs are checked byte for byte before they are reused: nothing stale is served.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+Record = dict[str, Any]  # one renderer's entry in the cache: {"input": key, "outputs": {path: digest}}
+
+
+def projection(value: Any, drop: frozenset[str]) -> Any:
+    """`value` (the model or a part of it) as plain JSON data, without the fields named in `drop` (`Class.field`)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        kind = type(value).__name__
+        return {
+            f.name: projection(getattr(value, f.name), drop)
+            for f in dataclasses.fields(value)
+            if f"{kind}.{f.name}" not in drop
+        }
+    if isinstance(value, (tuple, list)):
+        return [projection(item, drop) for item in value]
+    if isinstance(value, dict):
+        return {str(k): projection(v, drop) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"the model holds a {type(value).__name__}, which has no canonical projection")
+
+
+def input_key(environment: str, name: str, data: Any, quoted: Mapping[str, str] | None = None) -> str:
+    """The hash of everything renderer `name` reads: the environment, its projection, and the files it quotes."""
+    h = hashlib.sha256()
+    h.update(f"{environment}\0{name}\0".encode())
+    # ASCII escapes keep the text encodable whatever the strings hold; sorted keys are not needed (and not
+    # wanted: authored key order is part of the model).
+    h.update(json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii"))
+    for path, digest in sorted((quoted or {}).items()):
+        h.update(f"\0{path}\0{digest}".encode())
+    return h.hexdigest()
+
+
+def digest(text: str) -> str:
+    """The content hash of one output file (the same as the writer's and the no-op cache's)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class RenderCache:
+    """The per-renderer records of the last run, consulted by `render_all`, and the records of this run."""
+
+    def __init__(self, root: Path, environment: str, previous: Mapping[str, Record] | None = None) -> None:
+        self.root = root
+        self.environment = environment
+        self.previous = dict(previous or {})
+        self.records: dict[str, Record] = {}
+        self.reused: list[str] = []
+        self.rendered: list[str] = []
+
+    def reuse(self, name: str, key: str) -> dict[str, str] | None:
+        """The files renderer `name` produced last time, when its key is `key` again and they are intact."""
+        record = self.previous.get(name)
+        if not record or record.get("input") != key:
+            return None
+        outputs = record.get("outputs")
+        if not isinstance(outputs, dict):
+            return None
+        files = _read_back(self.root, outputs)
+        if files is not None:
+            self.records[name] = record
+            self.reused.append(name)
+        return files
+
+    def remember(self, name: str, key: str, files: Mapping[str, str]) -> None:
+        """Record what renderer `name` produced from input `key`."""
+        self.records[name] = {"input": key, "outputs": {path: digest(text) for path, text in sorted(files.items())}}
+        self.rendered.append(name)
+
+    def digests(self, paths: Iterable[str]) -> dict[str, str]:
+        """The hashes of files this run produced (from the records, so nothing is hashed twice)."""
+        wanted = set(paths)
+        return {
+            path: value
+            for record in self.records.values()
+            for path, value in record["outputs"].items()
+            if path in wanted
+        }
+
+
+def _read_back(root: Path, outputs: Mapping[str, str]) -> dict[str, str] | None:
+    """The texts of `outputs` as they are on disk, or None when any is missing or differs from its hash."""
+    files: dict[str, str] = {}
+    for rel, expected in outputs.items():
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != expected:
+            return None
+        files[rel] = data.decode("utf-8")
+    return files
