@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from .. import envelopes, paths, schema_check
@@ -95,16 +94,26 @@ def render(spec: Spec) -> dict[str, str]:
     return {STABLE_PATH: bundle_text(spec, unstable=False), UNSTABLE_PATH: bundle_text(spec, unstable=True)}
 
 
-@lru_cache(maxsize=4)
+# The last bundle texts made, by model object (not by its hash: hashing a model reads every field, which the
+# incremental run's trace would count as reads, and costs more than the lookup saves).
+_MADE: list[tuple[Spec, bool, str]] = []
+
+
 def bundle_text(spec: Spec, *, unstable: bool) -> str:
     """A bundle as written, checked first (never emit a schema that is not one).
 
     Made once per model: the Python package ships the same two files, and writing JSON with an indent runs in
     pure Python (the C encoder only writes compact JSON).
     """
+    for made, made_unstable, text in _MADE:
+        if made is spec and made_unstable == unstable:
+            return text
     document = bundle(spec, unstable=unstable)
     check_bundle(document)
-    return json_text(document)
+    text = json_text(document)
+    _MADE.append((spec, unstable, text))
+    del _MADE[:-4]
+    return text
 
 
 def check_bundle(document: dict[str, Any]) -> None:
