@@ -8,18 +8,27 @@ matches, and whose files are all still on disk with exactly those bytes, is not 
 
 The model is built from the bytes this run read (generator/specfiles.py), so a key never describes a file as it
 was after rendering, and the outputs are checked byte for byte before they are reused: nothing stale is served.
+
+A renderer that does run can still skip a costly step whose own input did not change: `memoized` keeps the last
+result of such a step (the code generator's models for one shape of the schema) under a hash of everything the
+step reads, in `.cache/memo/`, for the run that renders with a cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 Record = dict[str, Any]  # one renderer's entry in the cache: {"input": key, "outputs": {path: digest}}
+MEMO_DIR = Path(".cache/memo")
+_ACTIVE: ContextVar[RenderCache | None] = ContextVar("active_render_cache", default=None)
 
 
 def projection(value: Any, drop: frozenset[str]) -> Any:
@@ -87,6 +96,15 @@ class RenderCache:
         self.records[name] = {"input": key, "outputs": {path: digest(text) for path, text in sorted(files.items())}}
         self.rendered.append(name)
 
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """Let `memoized` steps of the renderers run in this block keep their results in this cache's project."""
+        token = _ACTIVE.set(self)
+        try:
+            yield
+        finally:
+            _ACTIVE.reset(token)
+
     def digests(self, paths: Iterable[str]) -> dict[str, str]:
         """The hashes of files this run produced (from the records, so nothing is hashed twice)."""
         wanted = set(paths)
@@ -110,3 +128,33 @@ def _read_back(root: Path, outputs: Mapping[str, str]) -> dict[str, str] | None:
             return None
         files[rel] = data.decode("utf-8")
     return files
+
+
+def memoized(name: str, key: str, compute: Callable[[], str]) -> str:
+    """`compute()`, or its result from the last run when that run's step `name` had the same `key`.
+
+    `key` must cover everything `compute` reads; the environment (library versions, generator sources) is added
+    here. Only the latest result per name is kept, and it is checked against its hash before it is reused. Outside
+    a run with a render cache (`check`, `generate --force`, tests) this is `compute()`.
+    """
+    cache = _ACTIVE.get()
+    if cache is None:
+        return compute()
+    full_key = hashlib.sha256(f"{cache.environment}\0{name}\0{key}".encode()).hexdigest()
+    path = cache.root / MEMO_DIR / f"{name}.json"
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved["key"] == full_key and digest(saved["value"]) == saved["digest"]:
+            return str(saved["value"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # nothing usable: compute it
+    value = compute()
+    record = {"key": full_key, "digest": digest(value), "value": value}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(record), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        pass  # a memo that cannot be written only costs time next run
+    return value

@@ -12,6 +12,7 @@ modules are imported only when their renderer runs, so a run that reuses them ne
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,9 +107,10 @@ def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
                 raise RuntimeError(f"two renderers produce {path}")
             files[path] = text
 
-    for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1, then phase 2
-        code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
-        add(unit, _run(unit, spec, code, cache))
+    with cache.active() if cache is not None else contextlib.nullcontext():
+        for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1, then phase 2
+            code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
+            add(unit, _run(unit, spec, code, cache))
     return dict(sorted(files.items()))
 
 

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from .. import paths, refinements, unions
 from ..model import Spec
 from ..semantics import REF_PREFIX
-from . import open_unions, policy, protocol, schema
+from . import described, open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render_output
@@ -117,41 +117,53 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True) -> dict[str, str]
     return files
 
 
-def models_source(spec: Spec) -> str:
-    """Pydantic v2 models for every spec type, made by datamodel-code-generator."""
-    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+def models_source(spec: Spec, *, shortcut: bool = True) -> str:
+    """Pydantic v2 models for every spec type, made by datamodel-code-generator.
 
+    The library runs on the schema's skeleton, its descriptions put back afterwards (render/described.py), so a
+    run that only changed descriptions reuses the last run's output; `shortcut=False` runs it on the document
+    itself (the tests compare the two).
+    """
     # The code generator takes the closed unions (open_unions adds each union's fallback variant afterwards) and
     # refined objects flattened into one model each.
     document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
+    source = described.models(document, _generated) if shortcut else _generated(json.dumps(document))
+    return _defer_build(_drop_root(source))
+
+
+def _generated(text: str) -> str:
+    """The library's models for the JSON Schema `text` (imported here: a run that reuses its output never pays)."""
+    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+
     with warnings.catch_warnings(), _collector_paused():
         warnings.simplefilter("ignore")  # the library announces future default changes; our options are explicit
-        source = generate(
-            json.dumps(document),
-            input_file_type=InputFileType.JsonSchema,
-            output_model_type=DataModelType.PydanticV2BaseModel,
-            target_python_version=PythonVersion(TARGET_PYTHON),
-            snake_case_field=True,
-            allow_population_by_field_name=True,
-            use_annotated=True,
-            field_constraints=True,
-            use_type_alias=True,
-            use_union_operator=True,
-            use_standard_collections=True,
-            use_schema_description=True,
-            use_field_description=True,
-            enum_field_as_literal="one",
-            disable_timestamp=True,
-            use_double_quotes=True,
-            formatters=["builtin"],
-            # JSON Schema formats are annotations: keep uri and date-time values as the strings that were sent
-            # (pydantic's AnyUrl rewrites URLs on output, and importing it costs a tenth of the import time).
-            type_mappings=["string+uri=string", "string+date-time=string"],
-            custom_file_header=python_header(),
+        return str(
+            generate(
+                text,
+                input_file_type=InputFileType.JsonSchema,
+                output_model_type=DataModelType.PydanticV2BaseModel,
+                target_python_version=PythonVersion(TARGET_PYTHON),
+                snake_case_field=True,
+                allow_population_by_field_name=True,
+                use_annotated=True,
+                field_constraints=True,
+                use_type_alias=True,
+                use_union_operator=True,
+                use_standard_collections=True,
+                use_schema_description=True,
+                use_field_description=True,
+                enum_field_as_literal="one",
+                disable_timestamp=True,
+                use_double_quotes=True,
+                formatters=["builtin"],
+                # JSON Schema formats are annotations: keep uri and date-time values as the strings that were sent
+                # (pydantic's AnyUrl rewrites URLs on output, and importing it costs a tenth of the import time).
+                type_mappings=["string+uri=string", "string+date-time=string"],
+                custom_file_header=python_header(),
+            )
         )
-    return _defer_build(_drop_root(str(source)))
 
 
 @contextmanager

@@ -21,10 +21,11 @@ import pytest
 import yaml
 
 from generator import cache, model
+from generator.diagnostics import SpecError
 from generator.incremental import RenderCache
 from generator.parsecache import PARSE_CACHE_FILE, ParseCache
 from generator.pipeline import load_spec, read_spec
-from generator.render import UNITS, render_all, templates
+from generator.render import UNITS, described, python_pkg, render_all, templates
 from tests.fuzz.conftest import record, scaled
 from tests.support import ROOT, make_project, run_generator, tree
 
@@ -387,3 +388,79 @@ def test_a_corrupt_parse_cache_is_a_cold_start(tmp_path: Path) -> None:
     assert run_generator("generate", "--root", str(root)).status == 0
     status, _, full = _full_run(root / "spec", tmp_path / "full")
     assert status == 0 and tree(root) == full != written
+
+
+# -- the code generator's shortcut -------------------------------------------------------------------------------
+# Texts a description may hold: ones the library writes verbatim, then ones it escapes or reshapes (those stay in
+# the skeleton as they are), and one that looks like a placeholder token.
+VERBATIM_PIECES = (
+    "Plain words.", 'Ends with a quote"', '"Starts quoted', "It's a 'single' one", "# not a comment",
+    "{{ not jinja }} {% either %}", "Unicode: \u00e9 \u2713 \U0001f642", "long " * 70 + "end", "a  double  space",
+)  # fmt: skip
+RESHAPED_PIECES = (
+    "tab\there", "two\nlines", " leading space", "trailing space ", "back\\slash", 'triple """ quotes',
+    "'\'\'single triple\'\'\'", "line\u2028separator", described._PREFIX + "0x", "",
+)  # fmt: skip
+
+
+def _describe(value: Any, pieces: tuple[str, ...], rng: random.Random, count: list[int], repeats: bool) -> None:
+    """Give every description in a type file's data a random text, numbered by `count` so that each is distinct
+    (with `repeats`, some are not: those may repeat)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "description" and isinstance(item, str):
+                value[key] = rng.choice(pieces)
+                if not repeats or rng.random() < 0.9:
+                    count[0] += 1
+                    # In front or behind, so that white space at either end is kept in some texts.
+                    value[key] = rng.choice((f"{count[0]} {value[key]}", f"{value[key]} {count[0]}"))
+            else:
+                _describe(item, pieces, rng, count, repeats)
+    elif isinstance(value, list):
+        for item in value:
+            _describe(item, pieces, rng, count, repeats)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize(("case", "default"), [("keyed", 8), ("real", 3)])
+def test_the_code_generator_shortcut_writes_what_the_library_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, default: int
+) -> None:
+    """The models made on the skeleton, descriptions put back, equal the library's models of the real document."""
+    root = tmp_path / "project"
+    if case == "real":
+        shutil.copytree(ROOT / "spec", root / "spec")
+    else:
+        make_project(root, case)
+    runs: Counter[str] = Counter()
+    original = python_pkg._generated
+
+    def counted(text: str) -> str:
+        runs["skeleton" if described._PREFIX in text else "document"] += 1
+        return original(text)
+
+    monkeypatch.setattr(python_pkg, "_generated", counted)
+    files = _files(root, "types/*.yaml")
+    pristine = {file: file.read_text(encoding="utf-8") for file in files}
+    rng = random.Random(f"described-{case}")
+    for n in range(scaled(default, 0.005)):
+        # Draw 0 keeps the spec as it is. Then, in turn: two draws of distinct verbatim texts (the same skeleton:
+        # the second must reuse the first's models), one that mixes in reshaped and repeated texts.
+        mixed, count = n % 3 == 0, [0]
+        for file in files if n else ():
+            data = yaml.safe_load(pristine[file])
+            _describe(data, VERBATIM_PIECES + RESHAPED_PIECES if mixed else VERBATIM_PIECES, rng, count, mixed)
+            _dump(file, data)
+        try:
+            spec = load_spec(root / "spec", root)
+        except SpecError:
+            record(f"code generator shortcut ({case})", "invalid spec")
+            continue
+        before = runs["skeleton"]
+        with RenderCache(root, "env").active():  # keeps the skeleton's models in root/.cache between draws
+            shortcut = python_pkg.models_source(spec)
+        reused = runs["skeleton"] == before
+        assert shortcut == python_pkg.models_source(spec, shortcut=False), f"draw {n}"
+        record(f"code generator shortcut ({case})", "reused the memo" if reused else "ran the library")
+        if n % 3 == 2:
+            assert reused, f"draw {n}: only descriptions changed since draw {n - 1}, yet the library ran again"
