@@ -1,16 +1,20 @@
-"""`generate` timed as a user waits for it: fresh processes on a copy of the real spec.
+"""`generate` timed as a user waits for it: fresh processes on copies of the real spec.
 
-1. A no-op run against a full one on the same copy (goal: <= 0.25).
-2. Incremental runs, each against a full run from an empty tree on its own copy of the spec: one method's
-   `summary` edited, then `generate` (goal: <= 0.15); one type's property description edited, then `generate`
-   (goal: <= 0.6). The edits differ each round, so every run has real work; runs alternate.
-3. A full run from an empty output tree (every artifact: schemas, models, SDK tables, vectors, docs pages) against
-   the `datamodel-codegen` command line run with the same options on the schema our run writes (only the models,
-   one module, no formatting by ruff): the anchor issue 14 names (goal: <= 1.5). Runs alternate; the exact command
+Every line compares with the same reference, a full run from an empty output tree and no cache on a fresh copy of
+the real spec (every artifact: schemas, models, SDK tables, vectors, docs pages). Each round makes one such run and,
+right after it, one run of every other kind, so that the runs of each line alternate with its reference and machine
+noise hits both alike; each line is the median of its rounds against the median of the full runs.
+
+1. A no-op run on the copy the full run just wrote (goal: <= 0.25).
+2. Incremental runs on that copy: one method's `summary` edited, then `generate` (goal: <= 0.15); then one type's
+   property description edited, then `generate` (goal: <= 0.6). The edits differ each round, so every run has real
+   work.
+3. The `datamodel-codegen` command line run with the same options on the schema our run writes (only the models,
+   one module, no formatting by ruff): the anchor issue 14 names (goal: full run <= 1.5 times it). The exact command
    is printed.
-3. Scale: a full run on a synthetic spec with 4x the methods and types (the real spec plus three renamed copies of
-   every method and type file) against a full run on the real spec, in time (goal: <= 4) and in the peak resident
-   memory of the generator process (goal: <= 3). Runs alternate.
+4. Scale: a full run on a synthetic spec with 4x the methods and types (the real spec plus three renamed copies of
+   every method and type file), in time (goal: <= 4) and in the peak resident memory of the generator process
+   (goal: <= 3); in the first SCALE_ROUNDS rounds only (each takes several full runs' time).
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ from generator import semantics
 from generator.semantics import REF_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = 5
-SCALE_ROUNDS = 3  # a synthetic run takes a few seconds; three pairs keep `make bench` within its budget
+ROUNDS = 5  # medians of five: the first round's colder caches weigh no more than any other
+SCALE_ROUNDS = 3  # a synthetic run takes a few full runs' time; three keep `make bench` within its budget
 SCALE = 4  # the synthetic spec holds the real one and SCALE - 1 renamed copies of it
 # Types the meaning checks look up by name (a key parameter must be an IdempotencyKey, and so on).
 FIXED_NAMES = frozenset({semantics.IDEMPOTENCY_KEY_TYPE, semantics.RETRY_CLASS_TYPE, semantics.ERROR_CODE_TYPE})
@@ -47,74 +51,81 @@ CODEGEN_OPTIONS = (
     "--enum-field-as-literal", "one", "--disable-timestamp", "--use-double-quotes", "--formatters", "builtin",
     "--type-mappings", "string+uri=string", "string+date-time=string",
 )  # fmt: skip
-
-
-def _generate(root: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "generator", "generate", "--root", str(root)], cwd=ROOT, check=True, capture_output=True
-    )
-    return time.perf_counter() - start
-
-
-def run() -> list[Ratio]:
-    full, noop = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(ROUNDS):
-            root = Path(tmp) / f"round{i}"
-            shutil.copytree(ROOT / "spec", root / "spec")
-            full.append(_generate(root))  # empty output tree and no cache: everything is rendered and written
-            noop.append(_generate(root))  # same inputs, outputs untouched: the shortcut applies
-    ratios = [
-        Ratio(
-            "generate: no-op vs full (seconds per run)",
-            statistics.median(noop),
-            statistics.median(full),
-            "s",
-            goal=0.25,
-            higher_is_better=False,
-        ),
-        *_incremental(),
-        _against_codegen(),
-        *_at_scale(),
-    ]
-    return ratios
-
-
-def _timed(argv: list[str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
-    return time.perf_counter() - start
-
-
-def _against_codegen() -> Ratio:
-    ours, theirs = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        schema_file = ROOT / "generated" / "schema" / "schema.unstable.json"
-        out = Path(tmp) / "models.py"
-        codegen = [str(Path(sys.executable).with_name("datamodel-codegen")), "--input", str(schema_file)]
-        codegen += [*CODEGEN_OPTIONS, "--output", str(out)]
-        shown = ["datamodel-codegen", "--input", "generated/schema/schema.unstable.json", *CODEGEN_OPTIONS]
-        print("  anchor command: " + " ".join([*shown, "--output", "models.py"]), flush=True)
-        for i in range(ROUNDS):
-            root = Path(tmp) / f"full{i}"
-            shutil.copytree(ROOT / "spec", root / "spec")
-            ours.append(_timed([sys.executable, "-m", "generator", "generate", "--root", str(root)], ROOT))
-            theirs.append(_timed(codegen, Path(tmp)))
-    return Ratio(
-        "generate: full run from an empty tree vs the datamodel-codegen CLI on the same schema (seconds per run)",
-        statistics.median(ours),
-        statistics.median(theirs),
-        "s",
-        goal=1.5,
-        higher_is_better=False,
-    )
-
-
 # What the incremental lines edit: one method's one-line summary, and the description of the first property of
 # the first type in one type file (a property description sits at 8 spaces: types > name > properties > name).
 SUMMARY_FILE, SUMMARY_LINE = "methods/session-new.yaml", re.compile(r"^summary: (?![>|]).*$", re.M)
 TYPE_FILE, PROPERTY_LINE = "types/session.yaml", re.compile(r"^ {8}description: (?![>|]).*$", re.M)
+FULL = "a full run from an empty tree"
+
+
+def run() -> list[Ratio]:
+    times: dict[str, list[float]] = {}
+    peaks: dict[str, list[float]] = {"full": [], "synthetic": []}
+
+    def timed(label: str, argv: list[str], cwd: Path = ROOT) -> None:
+        seconds, peak = _measured(argv, cwd)
+        times.setdefault(label, []).append(seconds)
+        if label in peaks:
+            peaks[label].append(peak)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        synthetic = Path(tmp) / "synthetic-spec"
+        counts = scaled_spec(ROOT / "spec", synthetic, SCALE)
+        print(f"  synthetic spec: {counts[0]} method files and {counts[1]} types (real: x{SCALE})", flush=True)
+        codegen = [str(Path(sys.executable).with_name("datamodel-codegen")), "--input"]
+        codegen += [str(ROOT / "generated" / "schema" / "schema.unstable.json"), *CODEGEN_OPTIONS, "--output"]
+        shown = ["datamodel-codegen", "--input", "generated/schema/schema.unstable.json", *CODEGEN_OPTIONS]
+        print("  anchor command: " + " ".join([*shown, "--output", "models.py"]), flush=True)
+        for i in range(ROUNDS):
+            root = Path(tmp) / f"round{i}"
+            shutil.copytree(ROOT / "spec", root / "spec")
+            timed("full", _generate(root))  # empty output tree and no cache: everything is rendered and written
+            timed("no-op", _generate(root))  # same inputs, outputs untouched: the shortcut applies
+            _append(root / "spec" / SUMMARY_FILE, SUMMARY_LINE, f" Edited in round {i}.")
+            timed("summary", _generate(root))
+            _append(root / "spec" / TYPE_FILE, PROPERTY_LINE, f" Edited in round {i}.")
+            timed("type", _generate(root))
+            timed("codegen", [*codegen, str(Path(tmp) / f"models{i}.py")], Path(tmp))
+            if i < SCALE_ROUNDS:
+                big = Path(tmp) / f"synthetic{i}"
+                shutil.copytree(synthetic, big / "spec")
+                timed("synthetic", _generate(big))
+    full = statistics.median(times["full"])
+
+    def ratio(name: str, label: str, goal: float, reference: float = full, unit: str = "s") -> Ratio:
+        ours = statistics.median(times[label] if unit == "s" else peaks[label])
+        return Ratio(name, ours, reference, unit, goal=goal, higher_is_better=False)
+
+    per_run = "(fresh processes, seconds per run)"
+    summary_edit = f"edit one method's summary ({SUMMARY_FILE}), then generate"
+    type_edit = f"edit one type's property description ({TYPE_FILE}), then generate"
+    scaled = f"full run from an empty tree on a synthetic spec with {SCALE}x the methods and types vs on the real spec"
+    real, real_peak = (statistics.median(values[:SCALE_ROUNDS]) for values in (times["full"], peaks["full"]))
+    return [
+        ratio(f"generate: no-op vs {FULL} {per_run}", "no-op", 0.25),
+        ratio(f"generate: {summary_edit} vs {FULL} {per_run}", "summary", 0.15),
+        ratio(f"generate: {type_edit} vs {FULL} {per_run}", "type", 0.6),
+        Ratio(
+            f"generate: {FULL} vs the datamodel-codegen CLI on the same schema {per_run}",
+            full,
+            statistics.median(times["codegen"]),
+            "s",
+            goal=1.5,
+            higher_is_better=False,
+        ),
+        ratio(f"generate at scale: {scaled} (seconds per run)", "synthetic", 4.0, real),
+        ratio(
+            f"generate at scale: {scaled} (peak resident memory of the generator process)",
+            "synthetic",
+            3.0,
+            real_peak,
+            "MiB",
+        ),
+    ]
+
+
+def _generate(root: Path) -> list[str]:
+    return [sys.executable, "-m", "generator", "generate", "--root", str(root)]
 
 
 def _append(path: Path, line: re.Pattern[str], text: str) -> None:
@@ -126,78 +137,10 @@ def _append(path: Path, line: re.Pattern[str], text: str) -> None:
     path.write_text(source[: found.end()] + text + source[found.end() :], encoding="utf-8")
 
 
-def _incremental() -> list[Ratio]:
-    full, summary, typed = [], [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(ROUNDS):
-            root = Path(tmp) / f"incremental{i}"
-            shutil.copytree(ROOT / "spec", root / "spec")
-            full.append(_generate(root))  # empty output tree and no cache: everything is rendered and written
-            _append(root / "spec" / SUMMARY_FILE, SUMMARY_LINE, f" Edited in round {i}.")
-            summary.append(_generate(root))
-            _append(root / "spec" / TYPE_FILE, PROPERTY_LINE, f" Edited in round {i}.")
-            typed.append(_generate(root))
-    return [
-        Ratio(
-            f"generate: edit one method's summary ({SUMMARY_FILE}), then generate vs a full run from an empty tree"
-            " (fresh processes, seconds per run)",
-            statistics.median(summary),
-            statistics.median(full),
-            "s",
-            goal=0.15,
-            higher_is_better=False,
-        ),
-        Ratio(
-            f"generate: edit one type's property description ({TYPE_FILE}), then generate vs a full run from an"
-            " empty tree (fresh processes, seconds per run)",
-            statistics.median(typed),
-            statistics.median(full),
-            "s",
-            goal=0.6,
-            higher_is_better=False,
-        ),
-    ]
-
-
-def _at_scale() -> list[Ratio]:
-    times: dict[str, list[float]] = {"real": [], "synthetic": []}
-    peaks: dict[str, list[float]] = {"real": [], "synthetic": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        synthetic = Path(tmp) / "synthetic-spec"
-        counts = scaled_spec(ROOT / "spec", synthetic, SCALE)
-        print(f"  synthetic spec: {counts[0]} method files and {counts[1]} types (real: x{SCALE})", flush=True)
-        for i in range(SCALE_ROUNDS):
-            for label, spec in (("real", ROOT / "spec"), ("synthetic", synthetic)):
-                root = Path(tmp) / f"{label}{i}"
-                shutil.copytree(spec, root / "spec")
-                seconds, peak = _measured([sys.executable, "-m", "generator", "generate", "--root", str(root)])
-                times[label].append(seconds)
-                peaks[label].append(peak)
-    what = f"full run from an empty tree on a synthetic spec with {SCALE}x the methods and types vs on the real spec"
-    return [
-        Ratio(
-            f"generate at scale: {what} (seconds per run)",
-            statistics.median(times["synthetic"]),
-            statistics.median(times["real"]),
-            "s",
-            goal=4.0,
-            higher_is_better=False,
-        ),
-        Ratio(
-            f"generate at scale: {what} (peak resident memory of the generator process)",
-            statistics.median(peaks["synthetic"]),
-            statistics.median(peaks["real"]),
-            "MiB",
-            goal=3.0,
-            higher_is_better=False,
-        ),
-    ]
-
-
-def _measured(argv: list[str]) -> tuple[float, float]:
+def _measured(argv: list[str], cwd: Path) -> tuple[float, float]:
     """Wall seconds and peak resident memory (MiB) of one fresh process; its own rusage, not the bench's."""
     start = time.perf_counter()
-    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)

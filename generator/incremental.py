@@ -1,10 +1,11 @@
 """Incremental rendering: re-render an artifact only when the spec data its renderer reads has changed.
 
 Each renderer declares, in generator/render/__init__.py, the model fields it never reads. Its input key is a hash
-of the model with those fields left out (its *projection*), of the generator's environment (sources, templates,
-library versions: see generator/cache.py) and, for a page renderer, of the phase-1 files it quotes. The cache
-keeps, per renderer, the key of its last run and the hashes of the files it produced. A renderer whose key
-matches, and whose files are all still on disk with exactly those bytes, is not run: its files are read back.
+of the model with those fields left out (its *projection*, as canonical JSON text), of the generator's environment
+(sources, templates, library versions: see generator/cache.py) and, for a page renderer, of the phase-1 files it
+quotes. The cache keeps, per renderer, the key of its last run and the hashes of the files it produced. A renderer
+whose key matches, and whose files are all still on disk with exactly those bytes, is not run: its files are read
+back.
 
 The model is built from the bytes this run read (generator/specfiles.py), so a key never describes a file as it
 was after rendering, and the outputs are checked byte for byte before they are reused: nothing stale is served.
@@ -31,31 +32,35 @@ MEMO_DIR = Path(".cache/memo")
 _ACTIVE: ContextVar[RenderCache | None] = ContextVar("active_render_cache", default=None)
 
 
-def projection(value: Any, drop: frozenset[str]) -> Any:
-    """`value` (the model or a part of it) as plain JSON data, without the fields named in `drop` (`Class.field`)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        kind = type(value).__name__
-        return {
-            f.name: projection(getattr(value, f.name), drop)
-            for f in dataclasses.fields(value)
-            if f"{kind}.{f.name}" not in drop
-        }
-    if isinstance(value, (tuple, list)):
-        return [projection(item, drop) for item in value]
-    if isinstance(value, dict):
-        return {str(k): projection(v, drop) for k, v in value.items()}
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    raise TypeError(f"the model holds a {type(value).__name__}, which has no canonical projection")
+def canonical(value: Any, drop: frozenset[str]) -> str:
+    """`value` (the model or a part of it) as JSON text, without the fields named in `drop` (`Class.field`).
+
+    A model object becomes the object of its fields, in declaration order; everything else must be JSON data
+    (tuples as arrays). ASCII escapes keep the text encodable whatever the strings hold; sorted keys are not
+    needed (and not wanted: authored key order is part of the model).
+    """
+    kept: dict[type, tuple[str, ...]] = {}
+
+    def fields(item: Any) -> dict[str, Any]:
+        kind = type(item)
+        if not dataclasses.is_dataclass(item) or isinstance(item, type):
+            raise TypeError(f"the model holds a {kind.__name__}, which has no canonical projection")
+        names = kept.get(kind)
+        if names is None:
+            names = kept[kind] = tuple(
+                f.name for f in dataclasses.fields(item) if f"{kind.__name__}.{f.name}" not in drop
+            )
+        return {name: getattr(item, name) for name in names}
+
+    return json.dumps(value, default=fields, ensure_ascii=True, separators=(",", ":"), check_circular=False)
 
 
-def input_key(environment: str, name: str, data: Any, quoted: Mapping[str, str] | None = None) -> str:
-    """The hash of everything renderer `name` reads: the environment, its projection, and the files it quotes."""
+def input_key(environment: str, name: str, text: str, quoted: Mapping[str, str] | None = None) -> str:
+    """The hash of everything renderer `name` reads: the environment, its model text (`canonical`), the files it
+    quotes."""
     h = hashlib.sha256()
     h.update(f"{environment}\0{name}\0".encode())
-    # ASCII escapes keep the text encodable whatever the strings hold; sorted keys are not needed (and not
-    # wanted: authored key order is part of the model).
-    h.update(json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii"))
+    h.update(text.encode("ascii"))
     for path, digest in sorted((quoted or {}).items()):
         h.update(f"\0{path}\0{digest}".encode())
     return h.hexdigest()

@@ -118,10 +118,10 @@ def _run(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None
     args = (spec, code) if unit.quotes else (spec,)  # a page sees phase-1 files only, never another page
     if cache is None:
         return unit.load()(*args)
-    from ..incremental import input_key, projection
+    from ..incremental import canonical, input_key
 
     quoted = cache.digests(code) if unit.quotes else None
-    key = input_key(cache.environment, unit.name, projection(spec, unit.ignores), quoted)
+    key = input_key(cache.environment, unit.name, canonical(spec, unit.ignores), quoted)
     reused = cache.reuse(unit.name, key)
     if reused is not None:
         return reused
