@@ -152,7 +152,7 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
         print(drift.report(), file=sys.stderr)
         print("fix: run `make generate` and commit the result", file=sys.stderr)
         return EXIT_DRIFT
-    renders = RenderCache(root, env, cache.renderer_records(saved, env))
+    renders = RenderCache(root, env, cache.renderer_records(saved, env), recall=not force)
     files = render_all(spec, renders)
     try:
         changed = writer.write(root, files)

@@ -74,10 +74,13 @@ def digest(text: str) -> str:
 class RenderCache:
     """The per-renderer records of the last run, consulted by `render_all`, and the records of this run."""
 
-    def __init__(self, root: Path, environment: str, previous: Mapping[str, Record] | None = None) -> None:
+    def __init__(
+        self, root: Path, environment: str, previous: Mapping[str, Record] | None = None, *, recall: bool = True
+    ) -> None:
         self.root = root
         self.environment = environment
         self.previous = dict(previous or {})
+        self.recall = recall  # False (generate --force): `memoized` steps compute afresh, and are remembered
         self.records: dict[str, Record] = {}
         self.reused: list[str] = []
         self.rendered: list[str] = []
@@ -140,7 +143,7 @@ def memoized(name: str, key: str, compute: Callable[[], str]) -> str:
 
     `key` must cover everything `compute` reads; the environment (library versions, generator sources) is added
     here. Only the latest result per name is kept, and it is checked against its hash before it is reused. Outside
-    a run with a render cache (`check`, `generate --force`, tests) this is `compute()`.
+    a run with a render cache (`check`, tests) this is `compute()`; `generate --force` computes and remembers.
     """
     cache = _ACTIVE.get()
     if cache is None:
@@ -148,8 +151,8 @@ def memoized(name: str, key: str, compute: Callable[[], str]) -> str:
     full_key = hashlib.sha256(f"{cache.environment}\0{name}\0{key}".encode()).hexdigest()
     path = cache.root / MEMO_DIR / f"{name}.json"
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved["key"] == full_key and digest(saved["value"]) == saved["digest"]:
+        saved = json.loads(path.read_text(encoding="utf-8")) if cache.recall else None
+        if saved and saved["key"] == full_key and digest(saved["value"]) == saved["digest"]:
             return str(saved["value"])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # nothing usable: compute it

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import shutil
 from collections import Counter
@@ -22,7 +23,7 @@ import yaml
 
 from generator import cache, model
 from generator.diagnostics import SpecError
-from generator.incremental import RenderCache
+from generator.incremental import MEMO_DIR, RenderCache, digest
 from generator.parsecache import PARSE_CACHE_FILE, ParseCache
 from generator.pipeline import load_spec, read_spec
 from generator.render import UNITS, described, python_pkg, render_all, templates
@@ -464,3 +465,22 @@ def test_the_code_generator_shortcut_writes_what_the_library_writes(
         record(f"code generator shortcut ({case})", "reused the memo" if reused else "ran the library")
         if n % 3 == 2:
             assert reused, f"draw {n}: only descriptions changed since draw {n - 1}, yet the library ran again"
+
+
+def test_force_and_a_corrupt_memo_run_the_code_generator_again(tmp_path: Path) -> None:
+    root = make_project(tmp_path, "keyed")
+    assert run_generator("generate", "--root", str(root)).status == 0
+    good = tree(root)
+    memo = root / MEMO_DIR / "models-skeleton.json"
+    saved = json.loads(memo.read_text(encoding="utf-8"))
+    # A well-formed record whose models are wrong: --force must not read it.
+    saved["value"] = saved["value"].replace("class ", "class Wrong")
+    saved["digest"] = digest(saved["value"])
+    memo.write_text(json.dumps(saved), encoding="utf-8")
+    assert run_generator("generate", "--force", "--root", str(root)).status == 0
+    assert tree(root) == good
+    memo.write_text("not json", encoding="utf-8")
+    edit_type_property(root, random.Random(5), 1)
+    assert run_generator("generate", "--root", str(root)).status == 0
+    status, _, full = _full_run(root / "spec", tmp_path / "full")
+    assert status == 0 and tree(root) == full
