@@ -145,19 +145,48 @@ def memoized(name: str, key: str, compute: Callable[[], str]) -> str:
     here. Only the latest result per name is kept, and it is checked against its hash before it is reused. Outside
     a run with a render cache (`check`, tests) this is `compute()`; `generate --force` computes and remembers.
     """
+    return memoized_each(name, {"": key}, lambda wanted: {item: compute() for item in wanted})[""]
+
+
+def memoized_each(
+    name: str, inputs: Mapping[str, str], compute: Callable[[dict[str, str]], dict[str, str]]
+) -> dict[str, str]:
+    """`compute(inputs)` ({item: input text} to {item: result}), called only for the items whose result for the
+    same input is not remembered from the last run of step `name` (as `memoized`, item by item)."""
     cache = _ACTIVE.get()
     if cache is None:
-        return compute()
-    full_key = hashlib.sha256(f"{cache.environment}\0{name}\0{key}".encode()).hexdigest()
+        return compute(dict(inputs))
+    keys = {
+        item: hashlib.sha256(f"{cache.environment}\0{name}\0{item}\0{text}".encode()).hexdigest()
+        for item, text in inputs.items()
+    }
     path = cache.root / MEMO_DIR / f"{name}.json"
+    saved = _saved_memo(path) if cache.recall else {}
+    results = {item: saved[key] for item, key in keys.items() if key in saved}
+    missing = {item: text for item, text in inputs.items() if item not in results}
+    if missing:
+        results.update(compute(missing))
+    entries = {key: results[item] for item, key in keys.items()}
+    if entries != saved:
+        _save_memo(path, entries)
+    return {item: results[item] for item in inputs}
+
+
+def _saved_memo(path: Path) -> dict[str, str]:
+    """The results a memo file holds by key, those whose hash still matches ({} for a missing or foreign file)."""
     try:
-        saved = json.loads(path.read_text(encoding="utf-8")) if cache.recall else None
-        if saved and saved["key"] == full_key and digest(saved["value"]) == saved["digest"]:
-            return str(saved["value"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # nothing usable: compute it
-    value = compute()
-    record = {"key": full_key, "digest": digest(value), "value": value}
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        return {
+            key: entry["value"]
+            for key, entry in saved["entries"].items()
+            if isinstance(entry["value"], str) and digest(entry["value"]) == entry["digest"]
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # nothing usable: compute it
+
+
+def _save_memo(path: Path, entries: Mapping[str, str]) -> None:
+    record = {"entries": {key: {"digest": digest(value), "value": value} for key, value in entries.items()}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -165,4 +194,3 @@ def memoized(name: str, key: str, compute: Callable[[], str]) -> str:
         temporary.replace(path)
     except OSError:
         pass  # a memo that cannot be written only costs time next run
-    return value

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 
 from .. import paths, refinements, unions
+from ..incremental import memoized_each
 from ..model import Spec
 from ..semantics import REF_PREFIX
 from . import described, open_unions, policy, protocol, schema
@@ -216,7 +217,13 @@ def format_python(files: dict[str, str]) -> dict[str, str]:
 
     All files go through two ruff runs in total (import cleanup, then formatting), not two per file: each file is
     laid in a folder of its own under a temporary directory, so that ruff sees it as alone, as it would on stdin.
+    Its result depends on the file's name and text only, so a file whose text was formatted by the last run is not
+    formatted again (generator/incremental.py, `memoized_each`).
     """
+    return memoized_each("ruff-format", files, _ruff_formatted)
+
+
+def _ruff_formatted(files: dict[str, str]) -> dict[str, str]:
     if not files:
         return {}
     options = ["--isolated", f"--target-version=py{TARGET_PYTHON.replace('.', '')}", f"--line-length={LINE_LENGTH}"]

@@ -23,7 +23,7 @@ import yaml
 
 from generator import cache, model
 from generator.diagnostics import SpecError
-from generator.incremental import MEMO_DIR, RenderCache, digest
+from generator.incremental import MEMO_DIR, RenderCache, digest, memoized_each
 from generator.parsecache import PARSE_CACHE_FILE, ParseCache
 from generator.pipeline import load_spec, read_spec
 from generator.render import UNITS, described, python_pkg, render_all, templates
@@ -474,8 +474,9 @@ def test_force_and_a_corrupt_memo_run_the_code_generator_again(tmp_path: Path) -
     memo = root / MEMO_DIR / "models-skeleton.json"
     saved = json.loads(memo.read_text(encoding="utf-8"))
     # A well-formed record whose models are wrong: --force must not read it.
-    saved["value"] = saved["value"].replace("class ", "class Wrong")
-    saved["digest"] = digest(saved["value"])
+    for entry in saved["entries"].values():
+        entry["value"] = entry["value"].replace("class ", "class Wrong")
+        entry["digest"] = digest(entry["value"])
     memo.write_text(json.dumps(saved), encoding="utf-8")
     assert run_generator("generate", "--force", "--root", str(root)).status == 0
     assert tree(root) == good
@@ -484,3 +485,20 @@ def test_force_and_a_corrupt_memo_run_the_code_generator_again(tmp_path: Path) -
     assert run_generator("generate", "--root", str(root)).status == 0
     status, _, full = _full_run(root / "spec", tmp_path / "full")
     assert status == 0 and tree(root) == full
+
+
+def test_a_memo_computes_only_what_it_does_not_hold(tmp_path: Path) -> None:
+    asked: list[dict[str, str]] = []
+
+    def upper(wanted: dict[str, str]) -> dict[str, str]:
+        asked.append(wanted)
+        return {item: text.upper() for item, text in wanted.items()}
+
+    for inputs in ({"a": "x", "b": "y"}, {"a": "x", "b": "z"}, {"b": "z"}):
+        with RenderCache(tmp_path, "env").active():
+            assert memoized_each("test", inputs, upper) == {item: text.upper() for item, text in inputs.items()}
+    assert asked == [{"a": "x", "b": "y"}, {"b": "z"}]  # the third run found everything
+    with RenderCache(tmp_path, "env", recall=False).active():  # --force: computed again
+        memoized_each("test", {"b": "z"}, upper)
+    assert asked[-1] == {"b": "z"} and len(asked) == 3
+    assert memoized_each("test", {"b": "z"}, upper) == {"b": "Z"} and len(asked) == 4  # no cache: computed
