@@ -10,8 +10,9 @@ generator run.
 What makes the substitution exact, and what is checked rather than assumed:
 
 - only descriptions that the library writes verbatim become tokens: one printable line with no surrounding
-  white space, no backslash and no triple quote (it escapes those), and no text that looks like a token; any other
-  description stays in the skeleton as it is, so its text is part of the memo's key;
+  white space, no backslash and no triple quote (it escapes those); any other description stays in the skeleton
+  as it is, so its text is part of the memo's key;
+- a schema holding any text that contains the token prefix is given to the library as it is;
 - every token in the output must stand alone on a line between the `\"\"\"` lines of a docstring, indented
   alike (the form the library gives a docstring it writes for a description); when one appears anywhere else,
   the library is run on the real document instead;
@@ -38,8 +39,9 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperti
 
 
 def models(document: dict[str, Any], generate: Callable[[str], str]) -> str:
-    """`generate(json.dumps(document))`, the code generator's models for `document`, run on its skeleton only when
-    the last run's skeleton differed (or the output does not allow the substitution)."""
+    """`generate(json.dumps(document))`, the code generator's models for `document`, made from those of its
+    skeleton (the last run's, when its skeleton was the same), or by running it on `document` when the skeleton's
+    output does not allow the substitution."""
     whole = json.dumps(document)
     if _PREFIX in whole:  # a text that looks like a token would be replaced: no shortcut
         return generate(whole)

@@ -1,10 +1,10 @@
 """generated/python: the pip-installable `acp-v2-schema` distribution (import `acp_v2_schema`).
 
-Models come from datamodel-code-generator, called as a library on the unstable schema bundle, and are split into
-one module per type family (`acp_v2_schema/models/<family>.py`, after `spec/types/<family>.yaml`) behind a package
-`__init__` that imports a family on first access; the retry module and the packaging files come from Jinja
-templates. All Python is formatted with ruff before it is returned, so that `check` compares formatted text with
-formatted text.
+Models come from datamodel-code-generator, called as a library on the unstable schema bundle (on its skeleton:
+render/described.py), and are split into one module per type family (`acp_v2_schema/models/<family>.py`, after
+`spec/types/<family>.yaml`) behind a package `__init__` that imports a family on first access; the retry module and
+the packaging files come from Jinja templates. All Python is formatted with ruff before it is returned, so that
+`check` compares formatted text with formatted text.
 """
 
 from __future__ import annotations
