@@ -145,3 +145,32 @@ def test_attempts_share_one_insertion_with_store_calls_in_a_thread_or_inline(sto
 
     ids = run(go())
     assert len(set(ids)) == 1 and inserted == [ids[0]]
+
+
+def test_claim_record_on_a_recorded_key_gives_back_the_row_and_writes_nothing(store_factory, session_id):
+    """The store's one-step call, on every store: the second call for a key finds the first one's row."""
+    store = store_factory()
+    ledger = KeyLedger(store)  # what the store is given of a prompt depends on the store: the ledger knows
+    stored = ledger._stored(PROMPT)
+    digest = key_digest("k")
+    written = []
+    write = lambda _c, m: written.append(m)  # noqa: E731 - one line
+    assert store.claim_record(session_id, digest, "msg_1", stored, write).state == "claimed"
+    again = store.claim_record(session_id, digest, "msg_2", stored, write)
+    assert (again.state, again.message_id, written) == ("recorded", "msg_1", ["msg_1"])
+    assert not ledger._differ(ledger._fingerprint(PROMPT, stored), again.fingerprint)
+    assert store.lookup(session_id, digest) == "msg_1"
+
+
+def test_the_postgresql_store_prepares_its_statement_again_on_a_new_connection(pg_dsn, session_id):
+    from acp_v2_runtime.idempotency.postgres import PostgresStore
+
+    store = PostgresStore(pg_dsn)
+    try:
+        first = store.claim_record(session_id, key_digest("a"), "msg_a", None, None)
+        store.close()  # the next call opens a new connection, where nothing is prepared yet
+        second = store.claim_record(session_id, key_digest("b"), "msg_b", None, None)
+        assert first.state == second.state == "claimed"
+        assert store.claim_record(session_id, key_digest("a"), "msg_c", None, None).message_id == "msg_a"
+    finally:
+        store.close()

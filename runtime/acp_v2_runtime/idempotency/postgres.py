@@ -4,6 +4,12 @@ Needs the `postgresql` extra (psycopg 3). A claim is one `INSERT … ON CONFLICT
 which PostgreSQL applies atomically per row, so concurrent claims on any number of nodes see one winner. Leases
 are measured on the database server's clock, so nodes need not agree on the time. `record` locks the row
 (`FOR UPDATE`) and runs the caller's `write` in the same transaction.
+
+`claim_record`, the one store call of most keyed prompts, opens its transaction with the key's row: a plain
+`INSERT` (the table's primary key refuses a second row for the key, and as the transaction's first statement its
+refusal undoes nothing else), then the caller's `write`, then the commit. That row is what a key adds to an
+insertion, so it goes the shortest way: a statement prepared once per connection, run through libpq directly
+(psycopg's `pq` layer, which lets other threads run meanwhile), with the digest sent as raw bytes.
 """
 
 from __future__ import annotations
@@ -36,6 +42,17 @@ ON CONFLICT (session_id, key_digest) DO UPDATE
     WHERE k.state = 'pending' AND (k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
 RETURNING k.state
 """
+# The key's row of `claim_record`, prepared under this name on each connection (psycopg's own are `_pg3_*`).
+_CLAIM_RECORD_NAME = b"acp_claim_record"
+_CLAIM_RECORD = (
+    f"INSERT INTO {TABLE} (session_id, key_digest, state, fingerprint, message_id) VALUES ($1, $2, 'recorded', $3, $4)"
+).encode()
+_CLAIM_RECORD_FORMATS = (0, 1, 0, 0)  # the digest as raw bytes (bytea's binary form), the rest as text
+_UNIQUE_VIOLATION = b"23505"
+
+
+class _KeyTaken(Exception):
+    """The key's row exists already: raised inside `claim_record`'s transaction to roll it back."""
 
 
 class PostgresStore(SqlStore):
@@ -54,6 +71,7 @@ class PostgresStore(SqlStore):
         import psycopg  # the optional extra: imported here so the rest of the package works without it
 
         self._psycopg = psycopg
+        self._pq = psycopg.pq
         self.dsn = dsn
         self.lease_seconds = lease_seconds
         self._local = threading.local()
@@ -75,6 +93,7 @@ class PostgresStore(SqlStore):
         if conn is None or conn.closed:
             conn = self._psycopg.connect(self.dsn, autocommit=True)
             self._local.conn = conn
+            self._local.prepared = None  # the connection `claim_record`'s statement is prepared on
             with self._all_lock:
                 self._all.append(conn)
         return conn
@@ -109,16 +128,31 @@ class PostgresStore(SqlStore):
     def claim_record(
         self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
     ) -> ClaimResult:
-        with self.transaction() as conn:
-            added = conn.execute(
-                f"INSERT INTO {TABLE} (session_id, key_digest, state, fingerprint, message_id) "
-                "VALUES (%s, %s, 'recorded', %s, %s) ON CONFLICT DO NOTHING",
-                (session_id, bytes.fromhex(digest), fingerprint, message_id),
-            ).rowcount
-            if added:
+        conn = self.connection()
+        pgconn = conn.pgconn
+        local = self._local
+        if local.prepared is not conn:
+            self._check(pgconn.prepare(_CLAIM_RECORD_NAME, _CLAIM_RECORD), conn)
+            local.prepared = conn
+        encoding = conn.info.encoding
+        params = (
+            session_id.encode(encoding),
+            bytes.fromhex(digest),
+            None if fingerprint is None else fingerprint.encode(encoding),
+            message_id.encode(encoding),
+        )
+        try:
+            with conn.transaction():
+                result = pgconn.exec_prepared(_CLAIM_RECORD_NAME, params, _CLAIM_RECORD_FORMATS)
+                if result.status != self._pq.ExecStatus.COMMAND_OK:
+                    if result.error_field(self._pq.DiagnosticField.SQLSTATE) == _UNIQUE_VIOLATION:
+                        raise _KeyTaken
+                    self._check(result, conn)
                 if write is not None:
-                    write(conn, message_id)
+                    write(conn, message_id)  # in the same transaction: the message and its key commit together
                 return INSERTED
+        except _KeyTaken:
+            pass  # rolled back: nothing else had happened in that transaction
         row = (
             self.connection()
             .execute(
@@ -130,6 +164,11 @@ class PostgresStore(SqlStore):
         if row is None:
             return ClaimResult("busy", None, None)  # released in between: the caller's general path retries
         return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1])
+
+    def _check(self, result: Any, conn: Any) -> None:
+        """Raise psycopg's exception for a failed libpq result, as `conn.execute` would."""
+        if result.status not in (self._pq.ExecStatus.COMMAND_OK, self._pq.ExecStatus.TUPLES_OK):
+            raise self._psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
 
     def release(self, session_id: str, digest: str, owner: str) -> None:
         self.connection().execute(
