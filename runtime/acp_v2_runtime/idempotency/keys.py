@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from acp_v2_schema.protocol import KnownErrorCode
@@ -186,9 +187,33 @@ def derive_message_id(session_id: str, key: str) -> str:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def _c_canonical() -> Callable[[object], str] | None:
+    """The C encoder behind `_CANONICAL`, made once: `JSONEncoder.encode` makes it again for every value, which costs
+    as much as the encoding of a short prompt. None when the C accelerator is missing or does not give the same
+    text. It is made without the table of containers being encoded that detects cycles (a table kept from call to
+    call would keep an entry after a failed encoding); a cyclic prompt, which no JSON message can hold, raises
+    RecursionError instead of ValueError."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    try:
+        iterencode = make(
+            None, _CANONICAL.default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+        )
+        sample = [{"b": [1, 2.5, None, True], "a": "\u00e9\ud83d\ude00\n"}, {}]
+        if "".join(iterencode(sample, 0)) != _CANONICAL.encode(sample):
+            return None
+    except Exception:  # another Python's signature: use the encoder's own method
+        return None
+    return lambda prompt: "".join(iterencode(prompt, 0))
+
+
+_ENCODE = _c_canonical() or _CANONICAL.encode
+
+
 def prompt_fingerprint(prompt: object) -> str:
     """A digest of the prompt content, so that a key reused with a different prompt can be noticed."""
-    return hashlib.sha256(_CANONICAL.encode(prompt).encode("ascii")).hexdigest()
+    return hashlib.sha256(_ENCODE(prompt).encode("ascii")).hexdigest()
 
 
 class Fingerprint:
