@@ -17,9 +17,10 @@ only when a retry compares), and the key's row. In memory that is about 1.2 µs 
 about 5 µs (a third of which is the random messageId); most of it is the SHA-256 and the row's place in a large
 dict, which no keyed store can skip. On SQLite the row costs a B-tree page more per transaction
 (digests are random, so each key lands on its own leaf) and the checkpoints that copy those pages back. On
-PostgreSQL it is one statement more in the transaction (5 against 4): a plain INSERT that opens the transaction,
-prepared once per connection and run through libpq directly, so that the server's work for the row (a random leaf
-of the primary key's B-tree) is most of what it costs.
+PostgreSQL it is one statement more in the transaction, a plain INSERT prepared once per connection, but no round
+trip more: it goes to the server with the BEGIN (libpq's pipeline mode), so the server's work for the row (a random
+leaf of the primary key's B-tree) is most of what it costs. Both sides' transactions send BEGIN and COMMIT the same
+way, straight through libpq.
 
 Secondary lines (informational: printed, never a goal): the bare store call the ledger makes for a keyed prompt
 (`claim_record`, which inserts the message through `write` and records the key in one transaction) against a
