@@ -13,9 +13,11 @@ default for blocking stores); the memory store runs inline.
 What the key adds, as profiled: the key check and its SHA-256 digest (one step: a string within the generated
 length limits whose UTF-8 encoding succeeds is a valid key, and those bytes are what is digested), a digest of
 the prompt (the SQL stores keep it in the row; the memory store keeps the prompt itself, and the ledger digests it
-only when a retry compares), and the key's row. In memory that is about 1.2 µs of CPU against an unkeyed call of
-about 5 µs (a third of which is the random messageId); most of it is the SHA-256 and the row's place in a large
-dict, which no keyed store can skip. On SQLite the row costs a B-tree page more per transaction
+only when a retry compares), and the key's row. In memory that is 1.5 to 2 µs of CPU against an unkeyed call of 6
+to 10 µs (the more so the busier the machine; a fifth of it is the random messageId): the SHA-256 and, the larger
+part, the row's place in a dict of tens of thousands of keys (cache misses, and the dict's growth), which no
+keyed store can skip; in a dict of a thousand keys the same call costs half a microsecond less. So this line
+sits between 0.74 (a quiet machine) and 0.86 (a busy one). On SQLite the row costs a B-tree page more per transaction
 (digests are random, so each key lands on its own leaf) and the checkpoints that copy those pages back. On
 PostgreSQL it is one statement more in the transaction, a plain INSERT prepared once per connection, but no round
 trip more: it goes to the server with the BEGIN (libpq's pipeline mode), so the server's work for the row (a random
@@ -36,7 +38,7 @@ Both sides of every line run in pairs in this process, each pair in an order dra
 memory lines count this process's CPU time: the store runs inline and never waits, and on a shared machine wall
 time penalizes the longer side of a pair (a batch that outlasts the scheduler's time slice is preempted far more
 often than a shorter one, so the keyed side's median took waits the other's did not: 0.4 to 0.8 by wall time
-against 0.79 to 0.86 by CPU time for the same code). The SQL lines, whose work waits on a thread, a file or a server,
+against 0.83 to 0.86 by CPU time for the same code at the same moment). The SQL lines, whose work waits on a thread, a file or a server,
 count wall time. PostgreSQL is measured when ACP_TEST_POSTGRES_DSN (or the CI default) reaches a server;
 otherwise its lines are left out."""
 
