@@ -38,9 +38,9 @@ Both sides of every line run in pairs in this process, each pair in an order dra
 memory lines count this process's CPU time: the store runs inline and never waits, and on a shared machine wall
 time penalizes the longer side of a pair (a batch that outlasts the scheduler's time slice is preempted far more
 often than a shorter one, so the keyed side's median took waits the other's did not: 0.4 to 0.8 by wall time
-against 0.83 to 0.86 by CPU time for the same code at the same moment). The SQL lines, whose work waits on a thread, a file or a server,
-count wall time. PostgreSQL is measured when ACP_TEST_POSTGRES_DSN (or the CI default) reaches a server;
-otherwise its lines are left out."""
+against 0.83 to 0.86 by CPU time for the same code at the same moment). The SQL lines, whose work waits on a
+thread, a file or a server, count wall time. PostgreSQL is measured when ACP_TEST_POSTGRES_DSN (or the CI
+default) reaches a server; otherwise its lines are left out."""
 
 from __future__ import annotations
 
