@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Ratio:
-    """One figure: ours against a reference, with the goal the ratio must meet."""
+    """One figure: ours against a reference, with the goal the ratio must meet (None: informational, no goal)."""
 
     name: str
     ours: float
     reference: float
     unit: str
-    goal: float
+    goal: float | None
     higher_is_better: bool  # True for throughput (ours / reference >= goal), False for times (<= goal)
 
     @property
@@ -25,13 +25,19 @@ class Ratio:
 
     @property
     def met(self) -> bool:
+        """Whether the goal is met; an informational figure has none, so it never counts as missed."""
+        if self.goal is None:
+            return True
         return self.ratio >= self.goal if self.higher_is_better else self.ratio <= self.goal
 
     def line(self) -> str:
-        sign = ">=" if self.higher_is_better else "<="
-        verdict = "met" if self.met else "MISSED"
+        if self.goal is None:
+            verdict = "(informational, no goal)"
+        else:
+            sign = ">=" if self.higher_is_better else "<="
+            verdict = f"(goal {sign} {self.goal}) {'met' if self.met else 'MISSED'}"
         return (
-            f"{self.name}: ratio {self.ratio:.3f} (goal {sign} {self.goal}) {verdict}; "
+            f"{self.name}: ratio {self.ratio:.3f} {verdict}; "
             f"ours {self.ours:.4g} {self.unit}, reference {self.reference:.4g} {self.unit}"
         )
 

@@ -45,7 +45,7 @@ from acp_v2_schema.protocol import KnownErrorCode as Code
 
 from . import jsonrpc
 from .agent_db import DatabaseRefused, insert_user_message, open_store
-from .idempotency import KeyLedger, LedgerError, validate_key
+from .idempotency import KeyLedger, LedgerError
 
 PROTOCOL_VERSION = 2
 RELEASE = "_conformance/release"  # the test hook's notification (an extension method, so not in the spec)
@@ -292,7 +292,9 @@ class Agent:
         prompt = params["prompt"]
         hooks = _hooks(params)
         key_name = jsonrpc.key_param(M.SESSION_PROMPT)
-        key = validate_key(params.get(key_name)) if key_name else None  # --ignore-keys removed it already
+        # --ignore-keys removed it already. The value is checked once, by the ledger (InvalidKey, -32602), before
+        # anything else happens to the prompt; None (omitted or null) means no key.
+        key = params.get(key_name) if key_name else None
         sid = session.session_id
         wrote: list[str] = []
 

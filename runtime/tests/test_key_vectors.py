@@ -12,7 +12,8 @@ import pytest
 from acp_v2_schema.protocol import KnownErrorCode
 from agent_client import INITIALIZE, ROOT, AgentProcess
 
-from acp_v2_runtime.idempotency import InvalidKey, validate_key
+from acp_v2_runtime.idempotency import InvalidKey, key_digest, validate_key
+from acp_v2_runtime.idempotency.keys import checked_key_digest
 
 VECTORS = json.loads((ROOT / "generated" / "conformance" / "idempotency-key.json").read_text(encoding="utf-8"))
 CASES = VECTORS["vectors"]
@@ -30,6 +31,28 @@ def test_validate_key_agrees_with_the_vector(vector):
         assert validate_key(vector["value"]) is None
     else:
         assert validate_key(vector["value"]) == vector["value"]
+
+
+@pytest.mark.parametrize("vector", CASES, ids=[v["name"] for v in CASES])
+def test_checked_key_digest_is_validate_key_then_key_digest(vector):
+    """The ledger's one-step check and digest accepts, refuses and digests exactly as the two steps do."""
+    if vector["param"] == "invalid-params":
+        with pytest.raises(InvalidKey) as caught:
+            checked_key_digest(vector["value"])
+        assert caught.value.problem.value == vector["reason"]
+    elif vector["param"] == "no-key":
+        assert checked_key_digest(vector["value"]) is None
+    else:
+        assert checked_key_digest(vector["value"]) == key_digest(vector["value"])
+
+
+def test_checked_key_digest_takes_a_str_subclass_as_validate_key_does():
+    class Key(str):
+        pass
+
+    assert checked_key_digest(Key("k")) == key_digest("k")
+    with pytest.raises(InvalidKey):
+        checked_key_digest(Key(""))
 
 
 def test_reference_agent_answers_every_vector_as_it_says(tmp_path):

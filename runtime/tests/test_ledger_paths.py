@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import threading
@@ -11,6 +12,7 @@ import pytest
 
 from acp_v2_runtime.idempotency import KeyLedger, KeyReused, MemoryStore, key_digest, prompt_fingerprint
 from acp_v2_runtime.idempotency.keys import Fingerprint, fingerprints_differ
+from acp_v2_runtime.idempotency.store import INSERTED
 
 PROMPT = [{"type": "text", "text": "hello"}, {"type": "resource_link", "uri": "file:///a.py", "name": "a.py"}]
 
@@ -145,3 +147,64 @@ def test_attempts_share_one_insertion_with_store_calls_in_a_thread_or_inline(sto
 
     ids = run(go())
     assert len(set(ids)) == 1 and inserted == [ids[0]]
+
+
+def test_claim_record_on_a_recorded_key_gives_back_the_row_and_writes_nothing(store_factory, session_id):
+    """The store's one-step call, on every store: the second call for a key finds the first one's row."""
+    store = store_factory()
+    ledger = KeyLedger(store)  # what the store is given of a prompt depends on the store: the ledger knows
+    stored = ledger._stored(PROMPT)
+    digest = key_digest("k")
+    written = []
+    write = lambda _c, m: written.append(m)  # noqa: E731 - one line
+    assert store.claim_record(session_id, digest, "msg_1", stored, write).state == "claimed"
+    again = store.claim_record(session_id, digest, "msg_2", stored, write)
+    assert (again.state, again.message_id, written) == ("recorded", "msg_1", ["msg_1"])
+    assert not ledger._differ(ledger._fingerprint(PROMPT, stored), again.fingerprint)
+    assert store.lookup(session_id, digest) == "msg_1"
+
+
+def test_the_postgresql_store_prepares_its_statement_again_on_a_new_connection(pg_dsn, session_id):
+    from acp_v2_runtime.idempotency.postgres import PostgresStore
+
+    store = PostgresStore(pg_dsn)
+    try:
+        first = store.claim_record(session_id, key_digest("a"), "msg_a", None, None)
+        store.close()  # the next call opens a new connection, where nothing is prepared yet
+        second = store.claim_record(session_id, key_digest("b"), "msg_b", None, None)
+        assert first.state == second.state == "claimed"
+        assert store.claim_record(session_id, key_digest("a"), "msg_c", None, None).message_id == "msg_a"
+    finally:
+        store.close()
+
+
+def test_postgresql_transactions_roll_back_on_errors_and_nest_as_savepoints(pg_dsn, session_id):
+    import psycopg
+
+    from acp_v2_runtime.idempotency.postgres import PostgresStore
+
+    store = PostgresStore(pg_dsn, setup=lambda c: c.execute("CREATE TABLE IF NOT EXISTS test_tx (s TEXT, m TEXT)"))
+    try:
+
+        def nested(conn, message_id):  # a write that opens a transaction of its own gets a savepoint
+            with conn.transaction():
+                conn.execute("INSERT INTO test_tx VALUES (%s, %s)", (session_id, message_id))
+
+        def swallowed(conn, message_id):  # a write that hides its own failure must not commit half of it
+            conn.execute("INSERT INTO test_tx VALUES (%s, %s)", (session_id, message_id))
+            with contextlib.suppress(psycopg.errors.DivisionByZero):
+                conn.execute("SELECT 1 / 0")
+
+        assert store.claim_record(session_id, key_digest("a"), "msg_a", None, nested) is INSERTED
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+            store.claim_record(session_id, key_digest("b"), "msg_b", None, swallowed)
+        with pytest.raises(ZeroDivisionError), store.transaction() as conn:
+            conn.execute("INSERT INTO test_tx VALUES (%s, 'msg_c')", (session_id,))
+            raise ZeroDivisionError
+        store.insert("msg_d", nested)
+        rows = store.connection().execute("SELECT m FROM test_tx WHERE s = %s ORDER BY m", (session_id,)).fetchall()
+        assert [r[0] for r in rows] == ["msg_a", "msg_d"]
+        assert store.lookup(session_id, key_digest("b")) is None  # the failed write left the key unused
+        assert store.claim_record(session_id, key_digest("b"), "msg_e", None, None) is INSERTED
+    finally:
+        store.close()

@@ -10,10 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from acp_v2_schema.protocol import KnownErrorCode
-from acp_v2_schema.retry import KeyProblem, idempotency_key_problem
+from acp_v2_schema.retry import (
+    IDEMPOTENCY_KEY_MAX_LENGTH,
+    IDEMPOTENCY_KEY_MIN_LENGTH,
+    KeyProblem,
+    idempotency_key_problem,
+)
 
 INVALID_PARAMS = int(KnownErrorCode.INVALID_PARAMS)
 REQUEST_CANCELLED = int(KnownErrorCode.REQUEST_CANCELLED)
@@ -127,7 +133,13 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-_SHA256 = hashlib.sha256
+try:  # CPython's own SHA-256: for a key's few bytes it costs less than OpenSSL's, whose per-call set-up dominates
+    from _sha256 import sha256 as _SHA256  # Python 3.10 and 3.11
+except ImportError:
+    try:
+        from _sha2 import sha256 as _SHA256  # Python 3.12 on
+    except ImportError:  # a build without them: hashlib's (OpenSSL's), the same digest
+        _SHA256 = hashlib.sha256
 
 
 def key_digest(key: str) -> str:
@@ -136,6 +148,29 @@ def key_digest(key: str) -> str:
         return _SHA256(key.encode()).hexdigest()  # the common case, and the quickest: no lone surrogate
     except UnicodeEncodeError:
         return _SHA256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def checked_key_digest(value: object) -> str | None:
+    """`key_digest(validate_key(value))` in one step: the digest of a valid key, None when there is no key.
+
+    Raises InvalidKey as `validate_key` does. A string whose length is within the generated limits and whose UTF-8
+    encoding succeeds is exactly what `idempotency_key_problem` accepts (the encoding fails on a lone surrogate,
+    the one other thing it rejects), so such a key is digested straight from those bytes; any other value gets the
+    generated check, for its error.
+    """
+    if value is None:
+        return None
+    if type(value) is str and _MIN_KEY <= len(value) <= _MAX_KEY:
+        try:
+            return _SHA256(value.encode()).hexdigest()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: validate_key raises below
+    checked = validate_key(value)  # raises, unless `value` is a valid key of a subclass of str
+    assert checked is not None
+    return key_digest(checked)
+
+
+_MIN_KEY, _MAX_KEY = IDEMPOTENCY_KEY_MIN_LENGTH, IDEMPOTENCY_KEY_MAX_LENGTH
 
 
 def derive_message_id(session_id: str, key: str) -> str:
@@ -152,16 +187,40 @@ def derive_message_id(session_id: str, key: str) -> str:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def _c_canonical() -> Callable[[object], str] | None:
+    """The C encoder behind `_CANONICAL`, made once: `JSONEncoder.encode` makes it again for every value, which costs
+    as much as the encoding of a short prompt. None when the C accelerator is missing or does not give the same
+    text. It is made without the table of containers being encoded that detects cycles (a table kept from call to
+    call would keep an entry after a failed encoding); a cyclic prompt, which no JSON message can hold, raises
+    RecursionError instead of ValueError."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    try:
+        iterencode = make(
+            None, _CANONICAL.default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+        )
+        sample = [{"b": [1, 2.5, None, True], "a": "\u00e9\ud83d\ude00\n"}, {}]
+        if "".join(iterencode(sample, 0)) != _CANONICAL.encode(sample):
+            return None
+    except Exception:  # another Python's signature: use the encoder's own method
+        return None
+    return lambda prompt: "".join(iterencode(prompt, 0))
+
+
+_ENCODE = _c_canonical() or _CANONICAL.encode
+
+
 def prompt_fingerprint(prompt: object) -> str:
     """A digest of the prompt content, so that a key reused with a different prompt can be noticed."""
-    return hashlib.sha256(_CANONICAL.encode(prompt).encode("ascii")).hexdigest()
+    return hashlib.sha256(_ENCODE(prompt).encode("ascii")).hexdigest()
 
 
 class Fingerprint:
     """A prompt's fingerprint, worked out the first time it is needed and then kept (the prompt is let go).
 
-    Most keyed prompts are never retried, so a store that can keep this object as it is (the memory store) never
-    pays for the digest unless a retry comes to compare; the SQL stores take `value` when they write the row.
+    Most keyed prompts are never retried, so a store that keeps prompts as they are (the memory store) never pays
+    for the digest unless a retry comes to compare: the ledger wraps what the row gave back in one of these then.
     The prompt must not be changed after it is submitted, as for any message that has been inserted.
     """
 

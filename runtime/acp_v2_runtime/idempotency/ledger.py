@@ -28,11 +28,10 @@ from .keys import (
     Cancelled,
     Fingerprint,
     KeyReused,
+    checked_key_digest,
     derive_message_id,
-    fingerprint_text,
     fingerprints_differ,
-    key_digest,
-    validate_key,
+    prompt_fingerprint,
     validate_session_id,
 )
 from .store import INSERTED, ClaimResult, LedgerStore, Write
@@ -45,7 +44,8 @@ Prepare = Callable[[], Awaitable[None]]
 @dataclass
 class _Pending:
     future: asyncio.Future[str]
-    fingerprint: Fingerprint | None
+    fingerprint: Fingerprint | str | None  # what this process compares a store's row with
+    stored: object  # what the store is given to keep: the prompt itself, or its digest (see KeyLedger._stored)
     attempts: set[Hashable] = field(default_factory=set)
     task: asyncio.Task[str] | None = None
     inserting: bool = False
@@ -83,7 +83,8 @@ class KeyLedger:
         # Blocking stores run in a worker thread unless the caller says its loop may wait for them (`threaded`).
         self._threaded = getattr(store, "blocking", True) if threaded is None else threaded
         self._claim_record: Callable[..., ClaimResult] | None = getattr(store, "claim_record", None)
-        # A store that keeps fingerprints as objects gets them unworked; the others get the digest.
+        # A store that keeps prompts as they are (`lazy_fingerprints`) gets the prompt itself and gives it back when a
+        # retry compares; the others get, and give back, its digest.
         self._lazy = getattr(store, "lazy_fingerprints", False)
         self._inline_claim_record = None if self._threaded else self._claim_record
 
@@ -113,11 +114,10 @@ class KeyLedger:
         is withdrawn by cancelling the task that awaits it (`cancel` knows only keyed attempts).
         """
         session_id = validate_session_id(session_id)  # before any store sees it: odd ids get our own error
-        checked = validate_key(key)
-        if checked is None:
+        digest = checked_key_digest(key)  # the key's check and its digest in one step
+        if digest is None:
             return await self._unkeyed(prepare, write)
-        digest = key_digest(checked)
-        fingerprint = None if prompt is None else Fingerprint(prompt)
+        checked: str = key  # type: ignore[assignment]  # a valid key, or checked_key_digest would have raised
         pending = self._pending.get((session_id, digest)) if self._pending else None
         if pending is None:
             fast = self._inline_claim_record
@@ -128,20 +128,24 @@ class KeyLedger:
                     message_id = derive_message_id(session_id, checked)
                 else:
                     message_id = self._new_message_id()
-                claim = fast(
-                    session_id, digest, message_id, fingerprint if self._lazy else fingerprint_text(fingerprint), write
-                )
+                stored = prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)
+                claim = fast(session_id, digest, message_id, stored, write)
                 if claim is INSERTED or claim.state == "claimed":
                     return message_id
+                fingerprint = self._fingerprint(prompt, stored)
                 if claim.state == "recorded":
-                    if fingerprints_differ(fingerprint, claim.fingerprint):
+                    if self._differ(fingerprint, claim.fingerprint):
                         raise KeyReused
                     assert claim.message_id is not None
                     return claim.message_id
                 # busy: another owner holds a claim, so take the general path (no second one-step try)
-                pending, call = self._start((session_id, digest), fingerprint, checked, None, write, one_step=False)
+                pending, call = self._start(
+                    (session_id, digest), fingerprint, stored, checked, None, write, one_step=False
+                )
             else:
-                pending, call = self._start((session_id, digest), fingerprint, checked, prepare, write)
+                stored = self._stored(prompt)
+                fingerprint = self._fingerprint(prompt, stored)
+                pending, call = self._start((session_id, digest), fingerprint, stored, checked, prepare, write)
             if call is not None:
                 # This attempt waits on the store call itself, as an unkeyed prompt does, rather than on a task
                 # that waits on it: the same turns of the event loop. The call's own callback, which runs first,
@@ -150,7 +154,7 @@ class KeyLedger:
                     await asyncio.shield(call)
                 if pending.future.done():
                     return pending.future.result()
-        elif fingerprints_differ(fingerprint, pending.fingerprint):
+        elif self._differ(pending.fingerprint, self._stored(prompt)):
             raise KeyReused
         slot = (session_id, digest)
         pending.attempts.add(attempt)
@@ -164,7 +168,8 @@ class KeyLedger:
     def _start(
         self,
         slot: tuple[str, str],
-        fingerprint: Fingerprint | None,
+        fingerprint: Fingerprint | str | None,
+        stored: object,
         key: str,
         prepare: Prepare | None,
         write: Write | None,
@@ -174,7 +179,7 @@ class KeyLedger:
         """Register the first attempt of a key in this process and set its insertion going: either a task, or a
         store call in a worker thread (returned) whose callback settles the outcome."""
         loop = asyncio.get_running_loop()
-        pending = _Pending(loop.create_future(), fingerprint)
+        pending = _Pending(loop.create_future(), fingerprint, stored)
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
         fast = self._claim_record
@@ -184,7 +189,7 @@ class KeyLedger:
             # call is made the message may be in, so the prompt can no longer be withdrawn.
             pending.inserting = True
             message_id = derived or self._new_message_id()
-            call = loop.run_in_executor(None, fast, slot[0], slot[1], message_id, self._for_store(fingerprint), write)
+            call = loop.run_in_executor(None, fast, slot[0], slot[1], message_id, stored, write)
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             return pending, call
         pending.task = loop.create_task(self._drive(slot, pending, derived, prepare, write, one_step=one_step))
@@ -208,7 +213,7 @@ class KeyLedger:
         if claim is INSERTED or claim.state == "claimed":
             self._settle(slot, pending, message_id)
         elif claim.state == "recorded":
-            if fingerprints_differ(pending.fingerprint, claim.fingerprint):
+            if self._differ(pending.fingerprint, claim.fingerprint):
                 self._settle(slot, pending, error=KeyReused())
             else:
                 self._settle(slot, pending, claim.message_id)
@@ -231,8 +236,21 @@ class KeyLedger:
         else:
             pending.future.set_result(message_id or "")
 
-    def _for_store(self, fingerprint: Fingerprint | None) -> Fingerprint | str | None:
-        return fingerprint if self._lazy else fingerprint_text(fingerprint)
+    def _stored(self, prompt: object) -> object:
+        """What the store keeps of a prompt: the prompt itself in a store that keeps prompts, else its digest."""
+        return prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)
+
+    def _fingerprint(self, prompt: object, stored: object) -> Fingerprint | str | None:
+        """What this process compares rows with: the prompt's digest, worked out at most once."""
+        if stored is None:
+            return None
+        return Fingerprint(prompt) if self._lazy else stored  # type: ignore[return-value]  # a digest here
+
+    def _differ(self, mine: Fingerprint | str | None, theirs: object) -> bool:
+        """Whether a row (or another attempt) was made with a different prompt; `theirs` is what the store gave back."""
+        if self._lazy and theirs is not None:
+            theirs = Fingerprint(theirs)
+        return fingerprints_differ(mine, theirs)  # type: ignore[arg-type]  # a digest or a Fingerprint by now
 
     async def _unkeyed(self, prepare: Prepare | None, write: Write | None) -> str:
         if prepare is not None:
@@ -258,10 +276,10 @@ class KeyLedger:
     async def lookup(self, session_id: str, key: str) -> str | None:
         """The messageId recorded for a key, or None. Raises InvalidSessionId or InvalidKey as `submit` does."""
         session_id = validate_session_id(session_id)
-        checked = validate_key(key)
-        if checked is None:
+        digest = checked_key_digest(key)
+        if digest is None:
             return None  # no key, so nothing can be recorded under it
-        return await self._call(self.store.lookup, session_id, key_digest(checked))
+        return await self._call(self.store.lookup, session_id, digest)
 
     def _cancel_slot(self, slot: tuple[str, str]) -> bool:
         pending = self._pending.get(slot)
@@ -314,12 +332,11 @@ class KeyLedger:
             # Nothing happens between arrival and insertion, so claim and record are one transaction.
             pending.inserting = True
             message_id = derived or self._new_message_id()
-            fingerprint = self._for_store(pending.fingerprint)
-            claim = await self._call(fast, session_id, digest, message_id, fingerprint, write, final=True)
+            claim = await self._call(fast, session_id, digest, message_id, pending.stored, write, final=True)
             if claim.state == "claimed":
                 return message_id
             if claim.state == "recorded":
-                if fingerprints_differ(pending.fingerprint, claim.fingerprint):
+                if self._differ(pending.fingerprint, claim.fingerprint):
                     raise KeyReused
                 assert claim.message_id is not None
                 return claim.message_id
@@ -327,13 +344,12 @@ class KeyLedger:
         delay = self._poll
         while True:
             try:
-                fingerprint = self._for_store(pending.fingerprint)
-                claim = await self._call(self.store.claim, session_id, digest, self.owner, fingerprint)
+                claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.stored)
             except asyncio.CancelledError:
                 # The claim may have gone through just as the prompt was withdrawn: give it back.
                 await self._call(self.store.release, session_id, digest, self.owner)
                 raise
-            different = fingerprints_differ(pending.fingerprint, claim.fingerprint)
+            different = self._differ(pending.fingerprint, claim.fingerprint)
             if claim.state == "recorded":
                 if different:
                     raise KeyReused

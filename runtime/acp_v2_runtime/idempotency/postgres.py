@@ -4,10 +4,20 @@ Needs the `postgresql` extra (psycopg 3). A claim is one `INSERT … ON CONFLICT
 which PostgreSQL applies atomically per row, so concurrent claims on any number of nodes see one winner. Leases
 are measured on the database server's clock, so nodes need not agree on the time. `record` locks the row
 (`FOR UPDATE`) and runs the caller's `write` in the same transaction.
+
+Every transaction of the store (`transaction()`, and so `insert` and `record`) sends BEGIN and COMMIT (or
+ROLLBACK) straight through libpq (psycopg's `pq` layer, whose blocking calls let other threads run); a
+`conn.transaction()` inside one makes a savepoint, as inside psycopg's own. `claim_record`, the one store call of
+most keyed prompts, opens its transaction with the key's row: a plain `INSERT` (the table's primary key refuses a
+second row for the key, and as the transaction's first statement its refusal undoes nothing else), then the
+caller's `write`, then the commit. That row is what a key adds to an insertion, so it goes the shortest way: a
+statement prepared once per connection, sent with the BEGIN in one round trip (libpq's pipeline mode), with the
+digest as raw bytes.
 """
 
 from __future__ import annotations
 
+import select
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +46,13 @@ ON CONFLICT (session_id, key_digest) DO UPDATE
     WHERE k.state = 'pending' AND (k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
 RETURNING k.state
 """
+# The key's row of `claim_record`, prepared under this name on each connection (psycopg's own are `_pg3_*`).
+_CLAIM_RECORD_NAME = b"acp_claim_record"
+_CLAIM_RECORD = (
+    f"INSERT INTO {TABLE} (session_id, key_digest, state, fingerprint, message_id) VALUES ($1, $2, 'recorded', $3, $4)"
+).encode()
+_CLAIM_RECORD_FORMATS = (0, 1, 0, 0)  # the digest as raw bytes (bytea's binary form), the rest as text
+_UNIQUE_VIOLATION = b"23505"
 
 
 class PostgresStore(SqlStore):
@@ -54,6 +71,7 @@ class PostgresStore(SqlStore):
         import psycopg  # the optional extra: imported here so the rest of the package works without it
 
         self._psycopg = psycopg
+        self._pq = psycopg.pq
         self.dsn = dsn
         self.lease_seconds = lease_seconds
         self._local = threading.local()
@@ -75,15 +93,40 @@ class PostgresStore(SqlStore):
         if conn is None or conn.closed:
             conn = self._psycopg.connect(self.dsn, autocommit=True)
             self._local.conn = conn
+            self._local.prepared = None  # the connection `claim_record`'s statement is prepared on
             with self._all_lock:
                 self._all.append(conn)
         return conn
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
+        """A transaction on this thread's connection; an exception rolls it back and goes on."""
         conn = self.connection()
-        with conn.transaction():
+        self._idle(conn)
+        self._check(conn.pgconn.exec_(b"BEGIN"), conn)
+        try:
             yield conn
+        except BaseException:
+            self._rollback(conn)
+            raise
+        self._commit(conn)
+
+    def _idle(self, conn: Any) -> None:
+        if conn.pgconn.transaction_status != self._pq.TransactionStatus.IDLE:
+            raise self._psycopg.ProgrammingError("a transaction is already open on the store's connection")
+
+    def _commit(self, conn: Any) -> None:
+        pgconn = conn.pgconn
+        if pgconn.transaction_status == self._pq.TransactionStatus.INERROR:
+            # A statement failed and its error was caught: COMMIT would only roll back, so say so.
+            self._rollback(conn)
+            raise self._psycopg.errors.InFailedSqlTransaction("the transaction failed, so it was rolled back")
+        self._check(pgconn.exec_(b"COMMIT"), conn)
+
+    def _rollback(self, conn: Any) -> None:
+        pgconn = conn.pgconn
+        if pgconn.status == self._pq.ConnStatus.OK and pgconn.transaction_status != self._pq.TransactionStatus.IDLE:
+            pgconn.exec_(b"ROLLBACK")  # its own failure would only hide the error that brought us here
 
     def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
         conn = self.connection()
@@ -109,16 +152,35 @@ class PostgresStore(SqlStore):
     def claim_record(
         self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
     ) -> ClaimResult:
-        with self.transaction() as conn:
-            added = conn.execute(
-                f"INSERT INTO {TABLE} (session_id, key_digest, state, fingerprint, message_id) "
-                "VALUES (%s, %s, 'recorded', %s, %s) ON CONFLICT DO NOTHING",
-                (session_id, bytes.fromhex(digest), fingerprint, message_id),
-            ).rowcount
-            if added:
+        conn = self.connection()
+        pgconn = conn.pgconn
+        local = self._local
+        if local.prepared is not conn:
+            self._check(pgconn.prepare(_CLAIM_RECORD_NAME, _CLAIM_RECORD), conn)
+            local.prepared = conn
+        encoding = conn.info.encoding
+        params = (
+            session_id.encode(encoding),
+            bytes.fromhex(digest),
+            None if fingerprint is None else fingerprint.encode(encoding),
+            message_id.encode(encoding),
+        )
+        self._idle(conn)
+        begun, result = self._begin_with(pgconn, conn, params)
+        try:
+            self._check(begun, conn)
+            if result.status != self._pq.ExecStatus.COMMAND_OK:
+                if result.error_field(self._pq.DiagnosticField.SQLSTATE) != _UNIQUE_VIOLATION:
+                    self._check(result, conn)
+                self._rollback(conn)  # nothing else had happened in that transaction
+            else:
                 if write is not None:
-                    write(conn, message_id)
+                    write(conn, message_id)  # in the same transaction: the message and its key commit together
+                self._commit(conn)
                 return INSERTED
+        except BaseException:
+            self._rollback(conn)
+            raise
         row = (
             self.connection()
             .execute(
@@ -130,6 +192,38 @@ class PostgresStore(SqlStore):
         if row is None:
             return ClaimResult("busy", None, None)  # released in between: the caller's general path retries
         return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1])
+
+    def _begin_with(self, pgconn: Any, conn: Any, params: tuple[bytes | None, ...]) -> tuple[Any, Any]:
+        """BEGIN and the key's row in one round trip (libpq's pipeline mode): the results of both."""
+        pq = self._pq
+        pgconn.enter_pipeline_mode()
+        try:
+            pgconn.send_query_params(b"BEGIN", None)
+            pgconn.send_query_prepared(_CLAIM_RECORD_NAME, params, _CLAIM_RECORD_FORMATS)
+            pgconn.pipeline_sync()
+            pgconn.flush()
+            results = []
+            while True:
+                while pgconn.is_busy():
+                    select.select([pgconn.socket], [], [])  # waits without holding the GIL, as psycopg does
+                    pgconn.consume_input()
+                result = pgconn.get_result()
+                if result is None:
+                    continue  # the end of one statement's results
+                if result.status == pq.ExecStatus.PIPELINE_SYNC:
+                    break
+                results.append(result)
+        except BaseException:
+            conn.close()  # a connection left in the middle of a pipeline is of no further use
+            raise
+        pgconn.exit_pipeline_mode()
+        begun, row = results
+        return begun, row
+
+    def _check(self, result: Any, conn: Any) -> None:
+        """Raise psycopg's exception for a failed libpq result, as `conn.execute` would."""
+        if result.status not in (self._pq.ExecStatus.COMMAND_OK, self._pq.ExecStatus.TUPLES_OK):
+            raise self._psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
 
     def release(self, session_id: str, digest: str, owner: str) -> None:
         self.connection().execute(

@@ -20,8 +20,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, Protocol
 
-from .keys import Fingerprint
-
 State = Literal["claimed", "recorded", "busy"]
 Write = Callable[[Any, str], None]
 """Inserts the message with the given messageId; called inside the store's transaction with its connection."""
@@ -30,12 +28,12 @@ DEFAULT_LEASE_SECONDS = 30.0
 
 
 class ClaimResult(NamedTuple):
-    """The answer to a claim. `message_id` is set when recorded; `fingerprint` is the prompt digest of the row
-    (a `Fingerprint` object in stores that keep them unworked)."""
+    """The answer to a claim. `message_id` is set when recorded; `fingerprint` is what the row keeps of its prompt:
+    the prompt's digest, or in a store that keeps prompts as they are (`lazy_fingerprints`) the prompt itself."""
 
     state: State
     message_id: str | None = None
-    fingerprint: str | Fingerprint | None = None
+    fingerprint: object = None
 
 
 INSERTED = ClaimResult("claimed")
@@ -54,7 +52,8 @@ class LedgerStore(Protocol):
 
     lease_seconds: float
 
-    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult: ...
+    # `fingerprint` is the prompt's digest, or the prompt itself for a store that says `lazy_fingerprints = True`.
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: object) -> ClaimResult: ...
 
     def record(
         self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None
@@ -77,22 +76,23 @@ class LedgerStore(Protocol):
     def close(self) -> None: ...
 
 
-# A memory row is a plain tuple (cheap to make): (state, owner, lease until, fingerprint, messageId). Rows are
-# grouped per session under their digest, so that no (session, digest) tuple is made and kept for each key: every
-# object a keyed prompt leaves behind is one more for the garbage collector to walk through, again and again.
-_Row = tuple[str, "str | None", float, "str | Fingerprint | None", "str | None"]
+# A memory row is a plain tuple (cheap to make): (state, owner, lease until, prompt, messageId). Rows are grouped
+# per session under their digest, so that no (session, digest) tuple is made and kept for each key: every object a
+# keyed prompt leaves behind is one more for the garbage collector to walk through, again and again.
+_Row = tuple[str, "str | None", float, object, "str | None"]
 _PENDING, _RECORDED = "pending", "recorded"
 
 
 class MemoryStore:
     """Keys in a dict under a lock: for live-only messages and for tests. Lost when the process ends.
 
-    A row keeps the prompt it was recorded with (through the ledger's `Fingerprint`) until a retry compares it; the
-    digest then takes its place. Live-only messages keep their content in memory anyway.
+    A row keeps the prompt it was recorded with, as it is (the same object as the inserted message's content), and
+    gives it back when a retry comes to compare; the ledger digests it then, so a prompt that is never retried is
+    never digested. Live-only messages keep their content in memory anyway.
     """
 
     blocking = False  # the ledger calls it directly, not from a worker thread
-    lazy_fingerprints = True  # rows keep the ledger's Fingerprint objects: the digest is made only to compare
+    lazy_fingerprints = True  # rows keep the prompt itself: the ledger digests it only to compare
 
     def __init__(self, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, clock: Callable[[], float] = time.monotonic):
         self.lease_seconds = lease_seconds
@@ -109,7 +109,7 @@ class MemoryStore:
             rows = self._sessions[session_id] = {}
         return rows
 
-    def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | Fingerprint | None) -> ClaimResult:
+    def claim(self, session_id: str, digest: str, owner: str, fingerprint: object) -> ClaimResult:
         now = self._clock()
         with self._lock:
             rows = self._rows(session_id)
@@ -124,7 +124,7 @@ class MemoryStore:
         session_id: str,
         digest: str,
         message_id: str,
-        fingerprint: str | Fingerprint | None,
+        fingerprint: object,
         write: Write | None,
     ) -> ClaimResult:
         new = (_RECORDED, None, 0.0, fingerprint, message_id)
