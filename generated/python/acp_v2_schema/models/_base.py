@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
 from pydantic_core import CoreSchema
 
 _BUILDING: set[type[BaseModel]] = set()
@@ -23,6 +23,10 @@ _BUILDING: set[type[BaseModel]] = set()
 
 class Model(BaseModel):
     """A pydantic model that builds the models it refers to before itself (see the module's docstring)."""
+
+    model_config = ConfigDict(
+        defer_build=True
+    )  # this class is never validated: nothing to build for it
 
     @classmethod
     def model_rebuild(
