@@ -24,9 +24,8 @@ _BUILDING: set[type[BaseModel]] = set()
 class Model(BaseModel):
     """A pydantic model that builds the models it refers to before itself (see the module's docstring)."""
 
-    model_config = ConfigDict(
-        defer_build=True
-    )  # this class is never validated: nothing to build for it
+    # This class is never validated: nothing to build for it.
+    model_config = ConfigDict(defer_build=True)
 
     @classmethod
     def model_rebuild(
@@ -39,15 +38,14 @@ class Model(BaseModel):
     ) -> bool | None:
         if cls.__pydantic_complete__ and not force:
             return None
+        # one frame more lies between pydantic and the caller whose namespace it reads
+        depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0
         _BUILDING.add(cls)
         try:
             return super().model_rebuild(
                 force=force,
                 raise_errors=raise_errors,
-                # one frame more lies between pydantic and the caller whose namespace it reads
-                _parent_namespace_depth=_parent_namespace_depth + 1
-                if _parent_namespace_depth > 0
-                else 0,
+                _parent_namespace_depth=depth,
                 _types_namespace=_types_namespace,
             )
         finally:
