@@ -3,8 +3,9 @@
 datamodel-code-generator writes each tagged union as a closed, discriminated union (it is given the closed form,
 see generator/unions.py). This pass rewrites each such alias so that a tag value the union does not know selects a
 fallback model, `Other<Union>`, which keeps the tag and every other field; a known tag still selects its own
-variant, so a malformed known variant stays an error: the fallback's tag field (`OtherTag`) refuses the known tags in
-pydantic-core, without calling Python. Dispatch is one lookup of the tag by pydantic's discriminated union.
+variant, so a malformed known variant stays an error: the fallback's tag field (`OtherTag`) refuses the known tags,
+a check that only a message no known variant took ever reaches. Dispatch is one lookup of the tag by pydantic's
+discriminated union.
 
 It also sets `extra="allow"` on every model, so that parsing and then dumping with
 `model_dump(mode="json", by_alias=True, exclude_unset=True)` gives back the JSON that was read.

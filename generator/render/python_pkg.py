@@ -14,6 +14,7 @@ import gc
 import json
 import keyword
 import os
+import re
 import subprocess
 import tempfile
 import warnings
@@ -58,6 +59,10 @@ PACKAGE = paths.PYTHON_PACKAGE
 MODELS = paths.PYTHON_MODELS
 TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
+# The base class of every model (see its docstring), bound in each family module as `_Model`.
+BASE_MODULE = f"{MODELS}/_base.py"
+_BASE_IMPORT = f"from .{BASE_MODULE.rsplit('/', 1)[-1].removesuffix('.py')} import Model as _Model\n"
+_FUTURE_ANNOTATIONS = "from __future__ import annotations\n"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
 
@@ -103,9 +108,12 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True) -> dict[str, str]
         if not family.isidentifier() or keyword.iskeyword(family):
             raise RuntimeError(f"spec/types/{family}.yaml: the file name must be a Python identifier (a module name)")
     source = models_source(spec)
-    modules, owners = split_models(open_unions.open_models(source, spec) if open_unions_pass else source, families)
-    files = {f"{MODELS}/{family}.py": text for family, text in modules.items()}
+    if open_unions_pass:
+        source = open_unions.open_models(source, spec)
+    modules, owners = split_models(_on_base_model(source), families)
+    files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
+    files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header())
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)
@@ -165,6 +173,61 @@ def _generated(text: str) -> str:
                 custom_file_header=python_header(),
             )
         )
+
+
+def _on_base_model(source: str) -> str:
+    """Every model derives from the package's base class instead of pydantic's `BaseModel` directly."""
+    if "\nfrom pydantic import " not in source:
+        raise RuntimeError("the generated models import nothing from pydantic")
+    source = re.sub(r"^(class \w+)\(BaseModel\):", r"\1(_Model):", source, flags=re.M)
+    return source.replace("\nfrom pydantic import ", "\n" + _BASE_IMPORT + "from pydantic import ", 1)
+
+
+def eager_annotations(source: str) -> str:
+    """A family module whose field annotations are objects, not strings, wherever they can be.
+
+    The code generator writes `from __future__ import annotations`, which makes every annotation a string that
+    pydantic must compile and evaluate when it creates the class, and again on first use for those that named
+    something not bound yet. Without it, Python evaluates each annotation as the class is created; only an
+    annotation that names something bound later in the module (a class further down, the class itself, or the
+    other families' modules imported at the end, see models_split) is written as a string, which pydantic
+    evaluates on the model's first use, as before.
+    """
+    if _FUTURE_ANNOTATIONS not in source:
+        return source
+    source = source.replace(_FUTURE_ANNOTATIONS, "", 1)
+    tree = ast.parse(source)
+    bound_at: dict[str, int] = {}
+    for index, node in enumerate(tree.body):
+        if isinstance(node, ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [(a.asname or a.name).split(".", 1)[0] for a in node.names]
+        elif isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        else:
+            names = []
+        for name in names:
+            bound_at.setdefault(name, index)
+    late: list[ast.expr] = []
+    for index, node in enumerate(tree.body):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.AnnAssign) and any(
+                isinstance(n, ast.Name) and bound_at.get(n.id, -1) >= index for n in ast.walk(statement.annotation)
+            ):
+                late.append(statement.annotation)
+    lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]  # ast columns count UTF-8 bytes
+    for annotation in sorted(late, key=lambda a: (a.lineno, a.col_offset), reverse=True):
+        first, last = annotation.lineno - 1, (annotation.end_lineno or annotation.lineno) - 1
+        quoted = repr(ast.unparse(annotation)).encode("utf-8")
+        lines[first : last + 1] = [
+            lines[first][: annotation.col_offset] + quoted + lines[last][annotation.end_col_offset :]
+        ]
+    return b"".join(lines).decode("utf-8")
 
 
 @contextmanager

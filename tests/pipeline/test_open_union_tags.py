@@ -1,18 +1,17 @@
-"""The fallback variant's tag type: any string but the known tags, decided by pydantic-core alone."""
+"""The fallback variant's tag type: any string but the known tags."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 import pytest
-from acp_v2_schema.models._open_unions import OtherTag, not_one_of
+from acp_v2_schema.models._open_unions import OtherTag
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-# Tags drawn from a small alphabet (so that prefixes and near misses are common), with regex metacharacters and
-# non-ASCII text among them.
+# Tags drawn from a small alphabet (so that prefixes and near misses are common), with metacharacters and non-ASCII
+# text among them.
 CHARS = st.sampled_from([*"ab_-.]^\\[$*\n", "é", "\U0001f600"])
 TAGS = st.text(CHARS, max_size=5)
 
@@ -20,12 +19,10 @@ TAGS = st.text(CHARS, max_size=5)
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.sets(TAGS, max_size=6), st.lists(TAGS, max_size=8))
 def test_every_string_but_the_known_tags_is_accepted(known: set[str], others: list[str]) -> None:
-    pattern = re.compile(not_one_of(known))
     tag = TypeAdapter(Annotated[str, OtherTag(sorted(known))])
     for value in [*known, *others]:
         expected = value not in known
-        assert (pattern.fullmatch(value) is not None) is expected  # Python's re
-        try:  # pydantic-core, which runs Rust's regex, from Python and from JSON
+        try:  # from Python and from JSON
             tag.validate_python(value)
             tag.validate_json(TypeAdapter(str).dump_json(value))
             accepted = True

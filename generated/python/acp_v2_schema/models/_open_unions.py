@@ -4,14 +4,13 @@
 
 A union is `Annotated[<known variants, discriminated by the tag> | Other<Name>, Field(union_mode="left_to_right")]`:
 a known tag is dispatched by pydantic in one lookup, and only a message whose tag no known variant has reaches
-the fallback, whose tag field refuses known tags (a pattern, checked in pydantic-core) so that a malformed known
-variant stays an error. A union variant that is itself a union (`state_update`, over the states) dispatches with `select_tag` instead.
+the fallback, whose tag field refuses known tags (checked only there) so that a malformed known variant stays an
+error. A union variant that is itself a union (`state_update`, over the states) dispatches with `select_tag` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from re import escape
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
@@ -29,50 +28,29 @@ UNKNOWN_TAG = "__unknown__"
 
 
 class OtherTag:
-    """The type of a fallback variant's tag: any string but the known tags, which it refuses in pydantic-core.
+    """The type of a fallback variant's tag: any string but the known tags.
 
-    The check is a pattern that matches every string except the known tags; neither Rust's `regex` (which
-    pydantic-core runs) nor Python's `re` has look-ahead in common, so the complement is spelt out from a trie.
+    Only a message that no known variant took reaches the fallback, so the check costs nothing on the common path:
+    a set lookup in Python, run for an unknown tag (or a malformed known variant, which it refuses so that the
+    variant's own errors are reported). Any other error of the tag (not a string) is reported the same way.
     """
 
     def __init__(self, known: Iterable[str]) -> None:
-        self.known = tuple(known)
+        self.known = frozenset(known)
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         return cs.custom_error_schema(
-            cs.str_schema(pattern=not_one_of(self.known)),
+            cs.no_info_after_validator_function(self._refuse_known, cs.str_schema()),
             custom_error_type="known_tag",
             custom_error_message="a known variant's tag, so that variant's fields are checked instead",
         )
 
-
-def not_one_of(values: Iterable[str]) -> str:
-    """A regular expression that matches every string except `values`, the same in Rust's `regex` and Python's `re`."""
-    trie: dict[str, Any] = {}
-    for value in values:
-        node = trie
-        for char in value:
-            node = node.setdefault(char, {})
-        node[_END] = {}
-    return f"^(?s:{_outside(trie)})$"
-
-
-_END = ""  # marks the end of a value in the trie (an edge is one character, never empty)
-
-
-def _outside(node: dict[str, Any]) -> str:
-    """The strings that, read from `node` on, do not end exactly where a value ends."""
-    chars = sorted(c for c in node if c != _END)
-    branches = (
-        [] if _END in node else [""]
-    )  # stopping here is outside the set unless a value ends here
-    branches.append(
-        f"[^{''.join(escape(c) for c in chars)}].*" if chars else ".+"
-    )  # leave the trie
-    branches += [f"{escape(c)}(?:{_outside(node[c])})" for c in chars]
-    return "|".join(branches)
+    def _refuse_known(self, tag: str) -> str:
+        if tag in self.known:
+            raise ValueError(tag)  # reported as `known_tag`, by the schema above
+        return tag
 
 
 def select_tag(alias: str, attribute: str, known: frozenset[str]) -> Callable[[Any], str]:
