@@ -16,8 +16,10 @@ from .markers import python_header
 #
 # 1. the definitions that need nothing from other families while the module runs (the "head");
 # 2. `from .tools import ToolCallUpdate`: the names of other families that a definition below reads at once (a base
-#    class, a member of a type alias's union), then those definitions (the "tail");
-# 3. `from . import content as _content`, for the names used only in field annotations, written `_content.TextContent`.
+#    class, a member of a type alias's union, a head named in its annotations: see _bind_heads), then those
+#    definitions (the "tail");
+# 3. `from . import content as _content`, for the other names used only in field annotations, written
+#    `_content.TextContent`.
 #
 # The only imports between family modules come after a module's head, so a module that is still running always
 # has its head complete, and part 2 only names heads (split_models checks it): no import order can fail. Part 3
@@ -75,7 +77,9 @@ def split_models(source: str, families: dict[str, str]) -> tuple[dict[str, str],
         strays = sorted(n for n in d.strings if owners[n] != owners[d.name])
         if strays:
             raise RuntimeError(f"{d.name} names {', '.join(strays)} of another family in a string")
-    tail = _tails(definitions, owners)
+    ancestors = {d.name: _ancestors(d.name, by_name) for d in definitions}
+    exported = {a for d in definitions for a in ancestors[d.name] if owners[a] != owners[d.name]}
+    tail = _bind_heads(definitions, owners, _tails(definitions, owners), exported)
     for d in definitions:
         for name in sorted(d.eager):
             if owners[name] != owners[d.name] and name in tail:
@@ -83,8 +87,6 @@ def split_models(source: str, families: dict[str, str]) -> tuple[dict[str, str],
                     f"{d.name} reads {name} ({owners[name]}) when its module runs, and {name} itself reads another"
                     " family's type then: no layout of the family modules imports in every order"
                 )
-    ancestors = {d.name: _ancestors(d.name, by_name) for d in definitions}
-    exported = {a for d in definitions for a in ancestors[d.name] if owners[a] != owners[d.name]}
     modules = {}
     for family in sorted(set(owners.values())):
         members = [d for d in definitions if owners[d.name] == family]
@@ -167,6 +169,49 @@ def _tails(definitions: list[_Definition], owners: dict[str, str]) -> set[str]:
             if d.name not in tail and any(n in tail and owners[n] == owners[d.name] for n in d.eager):
                 tail.add(d.name)
                 grown = True
+    return tail
+
+
+def _bind_heads(definitions: list[_Definition], owners: dict[str, str], tail: set[str], exported: set[str]) -> set[str]:
+    """Grow the tails so that annotations name other families' heads at once, not as strings; returns the tail.
+
+    An annotation that names another family's type is a string that pydantic compiles and fails to resolve as the
+    class is created, then compiles and resolves again (with the rest of the field) on the model's first use: the
+    largest cost of those models' first use. A definition in a tail can read the other families' heads at once,
+    so each definition whose annotations name another family's head joins the tail of its module, with the
+    definitions of its family that name it (which must come after it), unless one of them must stay in the head
+    (another family reads it at once, or subclasses it); its references to those heads then become names
+    imported with the tail's other names. The heads that tails read this way stay heads.
+    """
+    pinned = {n for d in definitions for n in d.eager if owners[n] != owners[d.name]}
+    users: dict[str, set[str]] = {}
+    for d in definitions:
+        for name in {*d.eager, *(r.id for r in d.lazy)}:
+            if owners[name] == owners[d.name]:
+                users.setdefault(name, set()).add(d.name)
+    by_name = {d.name: d for d in definitions}
+
+    def heads_named(d: _Definition) -> set[str]:
+        return {r.id for r in d.lazy if owners[r.id] != owners[d.name] and r.id not in tail}
+
+    for d in definitions:
+        if d.name in tail or d.name in exported or not heads_named(d):
+            continue
+        moved, todo = {d.name}, [d.name]
+        while todo:
+            for user in users.get(todo.pop(), ()):
+                if user not in tail and user not in moved:
+                    moved.add(user)
+                    todo.append(user)
+        if moved & (pinned | exported):
+            continue
+        tail |= moved
+        pinned |= {n for m in moved for n in heads_named(by_name[m])}
+    for d in definitions:
+        if d.name in tail and d.name not in exported:
+            named = heads_named(d)
+            d.eager |= named
+            d.lazy = [r for r in d.lazy if r.id not in named]
     return tail
 
 

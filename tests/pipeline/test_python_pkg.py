@@ -35,3 +35,21 @@ def test_a_string_reference_across_families_is_refused() -> None:
         split_models(source, {"A": "one", "B": "two"})
     modules, owners = split_models(source, {"A": "one", "B": "one"})  # within one module it resolves
     assert owners == {"A": "one", "B": "one"} and list(modules) == ["one"]
+
+
+def test_an_annotation_naming_another_familys_head_reads_it_at_once() -> None:
+    # C names B, a head of family two, so C (with D, which names C) moves to the tail of family one and imports B;
+    # A, which family two subclasses, stays in the head.
+    source = (
+        "from pydantic import BaseModel\n\n\n"
+        "class A(BaseModel):\n    x: int\n\n\n"
+        "class C(BaseModel):\n    b: B\n\n\n"
+        "class D(BaseModel):\n    c: C\n\n\n"
+        "class B(BaseModel):\n    x: int\n\n\n"
+        "class F(A):\n    y: int\n"
+    )
+    modules, _ = split_models(source, {"A": "one", "C": "one", "D": "one", "B": "two", "F": "two"})
+    one = modules["one"]
+    assert "from .two import B\n" in one and "b: B\n" in one and "from . import two" not in one
+    assert one.index("class A(") < one.index("from .two import B") < one.index("class C(") < one.index("class D(")
+    assert "from .one import A\n" in modules["two"]

@@ -228,6 +228,35 @@ class AuthMethodAgent(_Model):
     """
 
 
+class OtherAuthMethod(_Model):
+    """
+    A AuthMethod variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "terminal",
+                "agent",
+            )
+        ),
+    ]
+    """
+    The tag value, which no known variant of AuthMethod has.
+    """
+
+
+# Names that the definitions below read at once, from the head of their modules.
+from .mcp import EnvVariable
+
+
 class AuthMethodTerminal(_Model):
     """
     Sign-in that runs the Agent program interactively in a terminal the Client opens.
@@ -258,38 +287,13 @@ class AuthMethodTerminal(_Model):
     """
     Extra arguments for the Agent program when it runs the sign-in flow.
     """
-    env: "list[_mcp.EnvVariable] | None" = None
+    env: list[EnvVariable] | None = None
     """
     Extra environment variables for the Agent program when it runs the sign-in flow.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class OtherAuthMethod(_Model):
-    """
-    A AuthMethod variant this version does not know: a `type` value from a later ACP version, or one
-    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
-    """
-
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
-    type: Annotated[
-        str,
-        OtherTag(
-            (
-                "terminal",
-                "agent",
-            )
-        ),
-    ]
-    """
-    The tag value, which no known variant of AuthMethod has.
     """
 
 
@@ -307,8 +311,3 @@ AuthMethod = TypeAliasType(
 """
 A way to sign in to the Agent. The type field picks the kind; kinds this version does not know are kept as open objects.
 """
-
-
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import mcp as _mcp

@@ -52,70 +52,6 @@ The identifier of one value of a select option.
 """
 
 
-class SetSessionConfigOptionRequestBoolean(_Model):
-    """
-    The "boolean" variant of SetSessionConfigOptionRequest. Turns a toggle on or off.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["boolean"]
-    """
-    Always "boolean": selects this variant.
-    """
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The session whose option changes.
-    """
-    config_id: Annotated[SessionConfigId, Field(alias="configId")]
-    """
-    The option to change.
-    """
-    value: bool
-    """
-    The value to set.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class SetSessionConfigOptionRequestId(_Model):
-    """
-    The "id" variant of SetSessionConfigOptionRequest. Selects one value of a select option, by its identifier.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["id"]
-    """
-    Always "id": selects this variant.
-    """
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The session whose option changes.
-    """
-    config_id: Annotated[SessionConfigId, Field(alias="configId")]
-    """
-    The option to change.
-    """
-    value: SessionConfigValueId
-    """
-    The value to set.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class SessionConfigOptionBoolean(SessionConfigBoolean):
     """
     The "boolean" variant of SessionConfigOption. An on/off toggle.
@@ -211,25 +147,6 @@ class OtherSetSessionConfigOptionRequest(_Model):
     """
     The tag value, which no known variant of SetSessionConfigOptionRequest has.
     """
-
-
-SetSessionConfigOptionRequest = TypeAliasType(
-    "SetSessionConfigOptionRequest",
-    Annotated[
-        Annotated[
-            Annotated[
-                SetSessionConfigOptionRequestId | SetSessionConfigOptionRequestBoolean,
-                Field(discriminator="type"),
-            ],
-            Tag(KNOWN_VARIANTS),
-        ]
-        | Annotated[OtherSetSessionConfigOptionRequest, Tag(OTHER_VARIANT)],
-        Field(union_mode="left_to_right"),
-    ],
-)
-"""
-The params of session/set_config_option: the option and its new value; the type field says what kind of value it is.
-"""
 
 
 class SessionConfigSelectGroup(_Model):
@@ -419,6 +336,88 @@ class ConfigOptionUpdate(_Model):
     """
 
 
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import session as _session
+# Names that the definitions below read at once, from the head of their modules.
+from .session import SessionId
+
+
+class SetSessionConfigOptionRequestBoolean(_Model):
+    """
+    The "boolean" variant of SetSessionConfigOptionRequest. Turns a toggle on or off.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["boolean"]
+    """
+    Always "boolean": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session whose option changes.
+    """
+    config_id: Annotated[SessionConfigId, Field(alias="configId")]
+    """
+    The option to change.
+    """
+    value: bool
+    """
+    The value to set.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SetSessionConfigOptionRequestId(_Model):
+    """
+    The "id" variant of SetSessionConfigOptionRequest. Selects one value of a select option, by its identifier.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["id"]
+    """
+    Always "id": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session whose option changes.
+    """
+    config_id: Annotated[SessionConfigId, Field(alias="configId")]
+    """
+    The option to change.
+    """
+    value: SessionConfigValueId
+    """
+    The value to set.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+SetSessionConfigOptionRequest = TypeAliasType(
+    "SetSessionConfigOptionRequest",
+    Annotated[
+        Annotated[
+            Annotated[
+                SetSessionConfigOptionRequestId | SetSessionConfigOptionRequestBoolean,
+                Field(discriminator="type"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherSetSessionConfigOptionRequest, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
+    ],
+)
+"""
+The params of session/set_config_option: the option and its new value; the type field says what kind of value it is.
+"""

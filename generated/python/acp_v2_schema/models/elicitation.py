@@ -433,88 +433,6 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     """
 
 
-class ElicitationRequestScope(_Model):
-    """
-    Ties an elicitation to a JSON-RPC request rather than a session.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    request_id: "Annotated[_jsonrpc.RequestId, Field(alias='requestId')]"
-    """
-    The JSON-RPC request the question belongs to.
-    """
-
-
-class ElicitationSessionScope(_Model):
-    """
-    Ties an elicitation to a session and, optionally, one of its tool calls.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The session the question belongs to.
-    """
-    tool_call_id: "Annotated[_tools.ToolCallId | None, Field(alias='toolCallId')]" = None
-    """
-    The tool call the question belongs to, if any.
-    """
-
-
-class ElicitationUrlMode1(ElicitationSessionScope):
-    """
-    A URL elicitation: the Client sends the user to a web page to finish the task there.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """
-    Identifies this elicitation; elicitation/complete names it when done.
-    """
-    url: str
-    """
-    The URL the user should visit.
-    """
-
-
-class ElicitationUrlMode2(ElicitationRequestScope):
-    """
-    A URL elicitation: the Client sends the user to a web page to finish the task there.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """
-    Identifies this elicitation; elicitation/complete names it when done.
-    """
-    url: str
-    """
-    The URL the user should visit.
-    """
-
-
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", ElicitationUrlMode1 | ElicitationUrlMode2)
-"""
-A URL elicitation: the Client sends the user to a web page to finish the task there.
-"""
-
-
 class MultiSelectItems1(StringMultiSelectItems):
     """
     The values a multi-select field offers: plain strings, or values with titles.
@@ -581,6 +499,228 @@ class MultiSelectPropertySchema(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
+
+
+class OtherCreateElicitationResponse(_Model):
+    """
+    A CreateElicitationResponse variant this version does not know: a `action` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    action: Annotated[
+        str,
+        OtherTag(
+            (
+                "accept",
+                "decline",
+                "cancel",
+            )
+        ),
+    ]
+    """
+    The tag value, which no known variant of CreateElicitationResponse has.
+    """
+
+
+CreateElicitationResponse = TypeAliasType(
+    "CreateElicitationResponse",
+    Annotated[
+        Annotated[
+            Annotated[
+                CreateElicitationResponseAccept
+                | CreateElicitationResponseDecline
+                | CreateElicitationResponseCancel,
+                Field(discriminator="action"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherCreateElicitationResponse, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
+    ],
+)
+"""
+The result of elicitation/create: whether the user accepted, declined or cancelled.
+"""
+
+
+class OtherElicitationPropertySchema(_Model):
+    """
+    A ElicitationPropertySchema variant this version does not know: a `type` value from a later ACP version, or one
+    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
+    """
+
+    model_config = ConfigDict(
+        defer_build=True,
+        populate_by_name=True,
+        extra="allow",
+    )
+    type: Annotated[
+        str,
+        OtherTag(
+            (
+                "string",
+                "number",
+                "integer",
+                "boolean",
+                "array",
+            )
+        ),
+    ]
+    """
+    The tag value, which no known variant of ElicitationPropertySchema has.
+    """
+
+
+ElicitationPropertySchema = TypeAliasType(
+    "ElicitationPropertySchema",
+    Annotated[
+        Annotated[
+            Annotated[
+                StringPropertySchema
+                | NumberPropertySchema
+                | IntegerPropertySchema
+                | BooleanPropertySchema
+                | MultiSelectPropertySchema,
+                Field(discriminator="type"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherElicitationPropertySchema, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
+    ],
+)
+"""
+One field of an elicitation form; the type field picks the kind.
+"""
+
+
+class ElicitationSchema(_Model):
+    """
+    The form of an elicitation: a flat object schema whose properties are the fields.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: ElicitationSchemaType
+    """
+    Always "object".
+    """
+    title: str | None = None
+    """
+    The form's title, if any.
+    """
+    properties: dict[str, ElicitationPropertySchema]
+    """
+    The form fields, by name.
+    """
+    required: list[str] | None = None
+    """
+    The names of fields the user must fill in.
+    """
+    description: str | None = None
+    """
+    Text shown above the form, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+# Names that the definitions below read at once, from the head of their modules.
+from .jsonrpc import RequestId
+from .session import SessionId
+from .tools import ToolCallId
+
+
+class ElicitationRequestScope(_Model):
+    """
+    Ties an elicitation to a JSON-RPC request rather than a session.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The JSON-RPC request the question belongs to.
+    """
+
+
+class ElicitationSessionScope(_Model):
+    """
+    Ties an elicitation to a session and, optionally, one of its tool calls.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session the question belongs to.
+    """
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """
+    The tool call the question belongs to, if any.
+    """
+
+
+class ElicitationUrlMode1(ElicitationSessionScope):
+    """
+    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    Identifies this elicitation; elicitation/complete names it when done.
+    """
+    url: str
+    """
+    The URL the user should visit.
+    """
+
+
+class ElicitationUrlMode2(ElicitationRequestScope):
+    """
+    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """
+    Identifies this elicitation; elicitation/complete names it when done.
+    """
+    url: str
+    """
+    The URL the user should visit.
+    """
+
+
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", ElicitationUrlMode1 | ElicitationUrlMode2)
+"""
+A URL elicitation: the Client sends the user to a web page to finish the task there.
+"""
 
 
 class CreateElicitationRequest21(ElicitationSessionScope):
@@ -727,140 +867,6 @@ class CreateElicitationRequest4(ElicitationRequestScope):
     """
 
 
-class OtherCreateElicitationResponse(_Model):
-    """
-    A CreateElicitationResponse variant this version does not know: a `action` value from a later ACP version, or one
-    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
-    """
-
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
-    action: Annotated[
-        str,
-        OtherTag(
-            (
-                "accept",
-                "decline",
-                "cancel",
-            )
-        ),
-    ]
-    """
-    The tag value, which no known variant of CreateElicitationResponse has.
-    """
-
-
-CreateElicitationResponse = TypeAliasType(
-    "CreateElicitationResponse",
-    Annotated[
-        Annotated[
-            Annotated[
-                CreateElicitationResponseAccept
-                | CreateElicitationResponseDecline
-                | CreateElicitationResponseCancel,
-                Field(discriminator="action"),
-            ],
-            Tag(KNOWN_VARIANTS),
-        ]
-        | Annotated[OtherCreateElicitationResponse, Tag(OTHER_VARIANT)],
-        Field(union_mode="left_to_right"),
-    ],
-)
-"""
-The result of elicitation/create: whether the user accepted, declined or cancelled.
-"""
-
-
-class OtherElicitationPropertySchema(_Model):
-    """
-    A ElicitationPropertySchema variant this version does not know: a `type` value from a later ACP version, or one
-    starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
-    """
-
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
-    type: Annotated[
-        str,
-        OtherTag(
-            (
-                "string",
-                "number",
-                "integer",
-                "boolean",
-                "array",
-            )
-        ),
-    ]
-    """
-    The tag value, which no known variant of ElicitationPropertySchema has.
-    """
-
-
-ElicitationPropertySchema = TypeAliasType(
-    "ElicitationPropertySchema",
-    Annotated[
-        Annotated[
-            Annotated[
-                StringPropertySchema
-                | NumberPropertySchema
-                | IntegerPropertySchema
-                | BooleanPropertySchema
-                | MultiSelectPropertySchema,
-                Field(discriminator="type"),
-            ],
-            Tag(KNOWN_VARIANTS),
-        ]
-        | Annotated[OtherElicitationPropertySchema, Tag(OTHER_VARIANT)],
-        Field(union_mode="left_to_right"),
-    ],
-)
-"""
-One field of an elicitation form; the type field picks the kind.
-"""
-
-
-class ElicitationSchema(_Model):
-    """
-    The form of an elicitation: a flat object schema whose properties are the fields.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: ElicitationSchemaType
-    """
-    Always "object".
-    """
-    title: str | None = None
-    """
-    The form's title, if any.
-    """
-    properties: dict[str, ElicitationPropertySchema]
-    """
-    The form fields, by name.
-    """
-    required: list[str] | None = None
-    """
-    The names of fields the user must fill in.
-    """
-    description: str | None = None
-    """
-    Text shown above the form, if any.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class CreateElicitationRequest11(ElicitationSessionScope):
     """
     A form elicitation: the Client shows the form and returns what the user entered.
@@ -999,10 +1005,3 @@ ElicitationFormMode = TypeAliasType(
 """
 A form elicitation: the Client shows the form and returns what the user entered.
 """
-
-
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import jsonrpc as _jsonrpc
-from . import session as _session
-from . import tools as _tools

@@ -25,34 +25,6 @@ The result of an extension request; any JSON value, agreed between the peers.
 """
 
 
-class ClientNotification(_Model):
-    """
-    A notification the Client sends to the Agent; its params are those of the method it names.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    method: str
-    params: "_mcp.MessageMcpNotification | _prompt.CancelSessionNotification | ExtNotification | None" = None
-
-
-class ProxyNotification(_Model):
-    """
-    A notification sent along a proxy chain; its params are those of the method it names.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    method: str
-    params: "_proxy.ProxySuccessorNotification | None" = None
-
-
 class ErrorStopReason(_Model):
     """
     What an idle state update carries when foreground work ended because something failed.
@@ -69,6 +41,78 @@ class ErrorStopReason(_Model):
     """
 
 
+# Names that the definitions below read at once, from the head of their modules.
+from .auth import (
+    AuthStatusRequest,
+    AuthStatusResponse,
+    AuthStatusUpdateNotification,
+    LoginAuthRequest,
+    LoginAuthResponse,
+    LogoutAuthRequest,
+    LogoutAuthResponse,
+)
+from .config import SetSessionConfigOptionResponse
+from .elicitation import CompleteElicitationNotification, CreateElicitationResponse
+from .initialize import InitializeRequest, InitializeResponse
+from .jsonrpc import RequestId
+from .mcp import MessageMcpNotification, MessageMcpRequest, MessageMcpResponse
+from .permissions import RequestPermissionResponse
+from .providers import (
+    DisableProviderRequest,
+    DisableProviderResponse,
+    ListProvidersRequest,
+    ListProvidersResponse,
+    SetProviderRequest,
+    SetProviderResponse,
+)
+from .proxy import ProxySuccessorNotification, ProxySuccessorRequest, ProxySuccessorResponse
+from .session import (
+    ArchiveSessionRequest,
+    ArchiveSessionResponse,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    SessionStatusRequest,
+    SetSessionTitleRequest,
+    SetSessionTitleResponse,
+    UnarchiveSessionRequest,
+    UnarchiveSessionResponse,
+)
+from .terminals import CancelTerminalResponse
+from .tools import CancelToolCallResponse
+
+
+class ClientNotification(_Model):
+    """
+    A notification the Client sends to the Agent; its params are those of the method it names.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    method: str
+    params: "MessageMcpNotification | _prompt.CancelSessionNotification | ExtNotification | None" = None
+
+
+class ProxyNotification(_Model):
+    """
+    A notification sent along a proxy chain; its params are those of the method it names.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    method: str
+    params: ProxySuccessorNotification | None = None
+
+
 class ProxyResponse2(_Model):
     """
     The answer to a request sent along a proxy chain, a result or an error.
@@ -79,7 +123,7 @@ class ProxyResponse2(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId | None"
+    id: RequestId | None
     error: "_jsonrpc.Error"
 
 
@@ -93,7 +137,7 @@ class AgentResponse2(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId | None"
+    id: RequestId | None
     error: "_jsonrpc.Error"
 
 
@@ -107,8 +151,8 @@ class ClientResponse1(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId"
-    result: "_elicitation.CreateElicitationResponse | _mcp.MessageMcpResponse | _permissions.RequestPermissionResponse | ExtResponse"
+    id: RequestId
+    result: CreateElicitationResponse | MessageMcpResponse | RequestPermissionResponse | ExtResponse
 
 
 class ClientResponse2(_Model):
@@ -121,7 +165,7 @@ class ClientResponse2(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId | None"
+    id: RequestId | None
     error: "_jsonrpc.Error"
 
 
@@ -141,9 +185,9 @@ class ProxyRequest(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId"
+    id: RequestId
     method: str
-    params: "_proxy.InitializeProxyRequest | _proxy.ProxySuccessorRequest | None" = None
+    params: "_proxy.InitializeProxyRequest | ProxySuccessorRequest | None" = None
 
 
 class ClientRequest(_Model):
@@ -156,9 +200,9 @@ class ClientRequest(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId"
+    id: RequestId
     method: str
-    params: "_auth.LoginAuthRequest | _auth.LogoutAuthRequest | _auth.AuthStatusRequest | _initialize.InitializeRequest | _providers.DisableProviderRequest | _providers.ListProvidersRequest | _providers.SetProviderRequest | _session.ArchiveSessionRequest | _session.CloseSessionRequest | _session.DeleteSessionRequest | _session.ForkSessionRequest | _session.ListSessionsRequest | _session.NewSessionRequest | _prompt.PromptRequest | _session.ResumeSessionRequest | _config.SetSessionConfigOptionRequest | _session.SetSessionTitleRequest | _session.SessionStatusRequest | _session.UnarchiveSessionRequest | _terminals.CancelTerminalRequest | _tools.CancelToolCallRequest | ExtRequest | None" = None
+    params: "LoginAuthRequest | LogoutAuthRequest | AuthStatusRequest | InitializeRequest | DisableProviderRequest | ListProvidersRequest | SetProviderRequest | ArchiveSessionRequest | CloseSessionRequest | DeleteSessionRequest | _session.ForkSessionRequest | ListSessionsRequest | _session.NewSessionRequest | _prompt.PromptRequest | _session.ResumeSessionRequest | _config.SetSessionConfigOptionRequest | SetSessionTitleRequest | SessionStatusRequest | UnarchiveSessionRequest | _terminals.CancelTerminalRequest | _tools.CancelToolCallRequest | ExtRequest | None" = None
 
 
 class ProxyResponse1(_Model):
@@ -171,8 +215,8 @@ class ProxyResponse1(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId"
-    result: "_proxy.InitializeProxyResponse | _proxy.ProxySuccessorResponse"
+    id: RequestId
+    result: "_proxy.InitializeProxyResponse | ProxySuccessorResponse"
 
 
 ProxyResponse = TypeAliasType("ProxyResponse", ProxyResponse1 | ProxyResponse2)
@@ -192,7 +236,7 @@ class AgentNotification(_Model):
         populate_by_name=True,
     )
     method: str
-    params: "_auth.AuthStatusUpdateNotification | _elicitation.CompleteElicitationNotification | _updates.UpdateSessionNotification | ExtNotification | None" = None
+    params: "AuthStatusUpdateNotification | CompleteElicitationNotification | _updates.UpdateSessionNotification | ExtNotification | None" = None
 
 
 class AgentResponse1(_Model):
@@ -205,8 +249,8 @@ class AgentResponse1(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId"
-    result: "_auth.LoginAuthResponse | _auth.LogoutAuthResponse | _auth.AuthStatusResponse | _initialize.InitializeResponse | _providers.DisableProviderResponse | _providers.ListProvidersResponse | _providers.SetProviderResponse | _session.ArchiveSessionResponse | _session.CloseSessionResponse | _session.DeleteSessionResponse | _session.ForkSessionResponse | _session.ListSessionsResponse | _session.NewSessionResponse | _prompt.PromptResponse | _session.ResumeSessionResponse | _config.SetSessionConfigOptionResponse | _session.SetSessionTitleResponse | _session.SessionStatusResponse | _session.UnarchiveSessionResponse | _terminals.CancelTerminalResponse | _tools.CancelToolCallResponse | ExtResponse"
+    id: RequestId
+    result: "LoginAuthResponse | LogoutAuthResponse | AuthStatusResponse | InitializeResponse | DisableProviderResponse | ListProvidersResponse | SetProviderResponse | ArchiveSessionResponse | CloseSessionResponse | DeleteSessionResponse | _session.ForkSessionResponse | ListSessionsResponse | _session.NewSessionResponse | _prompt.PromptResponse | _session.ResumeSessionResponse | SetSessionConfigOptionResponse | SetSessionTitleResponse | _session.SessionStatusResponse | UnarchiveSessionResponse | CancelTerminalResponse | CancelToolCallResponse | ExtResponse"
 
 
 AgentResponse = TypeAliasType("AgentResponse", AgentResponse1 | AgentResponse2)
@@ -225,22 +269,18 @@ class AgentRequest(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    id: "_jsonrpc.RequestId"
+    id: RequestId
     method: str
-    params: "_elicitation.CreateElicitationRequest | _mcp.MessageMcpRequest | _permissions.RequestPermissionRequest | ExtRequest | None" = None
+    params: "_elicitation.CreateElicitationRequest | MessageMcpRequest | _permissions.RequestPermissionRequest | ExtRequest | None" = None
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
 # first use). The layout is explained in generator/render/python_pkg.py.
-from . import auth as _auth
 from . import config as _config
 from . import elicitation as _elicitation
-from . import initialize as _initialize
 from . import jsonrpc as _jsonrpc
-from . import mcp as _mcp
 from . import permissions as _permissions
 from . import prompt as _prompt
-from . import providers as _providers
 from . import proxy as _proxy
 from . import session as _session
 from . import terminals as _terminals

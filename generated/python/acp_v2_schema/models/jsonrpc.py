@@ -55,6 +55,31 @@ A JSON-RPC request id: a string or an integer, never null.
 """
 
 
+class CancelRequestNotification(_Model):
+    """
+    The params of $/cancel_request: asks the receiver to stop working on an earlier request. The request still gets exactly one answer.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The id of the request to cancel.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+# Names that the definitions below read at once, from the head of their modules.
+from .initialize import ProtocolVersion
+from .session import SessionId
+
+
 class SessionNotFoundErrorData(_Model):
     """
     The data of the error that says a session does not exist.
@@ -65,7 +90,7 @@ class SessionNotFoundErrorData(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that was not found.
     """
@@ -85,33 +110,13 @@ class UnsupportedProtocolVersionErrorData(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    requested: "_initialize.ProtocolVersion"
+    requested: ProtocolVersion
     """
     The protocol version the Client asked for.
     """
-    supported: "list[_initialize.ProtocolVersion]"
+    supported: list[ProtocolVersion]
     """
     The protocol versions the Agent supports.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class CancelRequestNotification(_Model):
-    """
-    The params of $/cancel_request: asks the receiver to stop working on an earlier request. The request still gets exactly one answer.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """
-    The id of the request to cancel.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
@@ -150,9 +155,3 @@ class Error(_Model):
     """
     Further details; ACP defines some shapes, and any other JSON value may appear.
     """
-
-
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import initialize as _initialize
-from . import session as _session

@@ -125,42 +125,6 @@ class McpServerHttp(_Model):
     """
 
 
-class McpServerStdio(_Model):
-    """
-    An MCP server the Agent starts as a local process and talks to over stdin and stdout.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["stdio"]
-    """
-    Always "stdio": selects this variant.
-    """
-    name: str
-    """
-    A name for the server, used to tell its tools apart.
-    """
-    command: "_session.AbsolutePath"
-    """
-    The program to start, as an absolute path.
-    """
-    args: list[str] | None = None
-    """
-    Command-line arguments passed to the program.
-    """
-    env: list[EnvVariable] | None = None
-    """
-    Environment variables to set for the program.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class MessageMcpNotification(_Model):
     """
     The params of the mcp/message notification: one MCP notification, wrapped.
@@ -325,6 +289,46 @@ class OtherMcpServer(_Model):
     """
 
 
+# Names that the definitions below read at once, from the head of their modules.
+from .session import AbsolutePath
+
+
+class McpServerStdio(_Model):
+    """
+    An MCP server the Agent starts as a local process and talks to over stdin and stdout.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["stdio"]
+    """
+    Always "stdio": selects this variant.
+    """
+    name: str
+    """
+    A name for the server, used to tell its tools apart.
+    """
+    command: AbsolutePath
+    """
+    The program to start, as an absolute path.
+    """
+    args: list[str] | None = None
+    """
+    Command-line arguments passed to the program.
+    """
+    env: list[EnvVariable] | None = None
+    """
+    Environment variables to set for the program.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
 McpServer = TypeAliasType(
     "McpServer",
     Annotated[
@@ -339,8 +343,3 @@ McpServer = TypeAliasType(
 """
 An MCP server the Agent should connect to; the type field picks the transport.
 """
-
-
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import session as _session

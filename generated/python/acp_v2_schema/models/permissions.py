@@ -72,42 +72,6 @@ class SelectedPermissionOutcome(_Model):
     """
 
 
-class CommandPermissionSubject(_Model):
-    """
-    Permission to run a shell command: what runs and where.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["command"]
-    """
-    Always "command": selects this variant.
-    """
-    command: str
-    """
-    The command line to run.
-    """
-    cwd: "_session.AbsolutePath"
-    """
-    The directory the command runs in.
-    """
-    tool_call_id: "Annotated[_tools.ToolCallId | None, Field(alias='toolCallId')]" = None
-    """
-    The tool call that runs the command, if any.
-    """
-    terminal_id: "Annotated[_terminals.TerminalId | None, Field(alias='terminalId')]" = None
-    """
-    The terminal the command runs in, if any.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class PermissionOption(_Model):
     """
     One answer the user can give to a permission request.
@@ -200,30 +164,6 @@ class RequestPermissionResponse(_Model):
     """
 
 
-class ToolCallPermissionSubject(_Model):
-    """
-    Permission to run a tool call.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["tool_call"]
-    """
-    Always "tool_call": selects this variant.
-    """
-    tool_call: "Annotated[_tools.ToolCallUpdate, Field(alias='toolCall')]"
-    """
-    The tool call that needs permission.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class OtherRequestPermissionSubject(_Model):
     """
     A RequestPermissionSubject variant this version does not know: a `type` value from a later ACP version, or one
@@ -246,6 +186,72 @@ class OtherRequestPermissionSubject(_Model):
     ]
     """
     The tag value, which no known variant of RequestPermissionSubject has.
+    """
+
+
+# Names that the definitions below read at once, from the head of their modules.
+from .session import AbsolutePath, SessionId
+from .terminals import TerminalId
+from .tools import ToolCallId, ToolCallUpdate
+
+
+class CommandPermissionSubject(_Model):
+    """
+    Permission to run a shell command: what runs and where.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["command"]
+    """
+    Always "command": selects this variant.
+    """
+    command: str
+    """
+    The command line to run.
+    """
+    cwd: AbsolutePath
+    """
+    The directory the command runs in.
+    """
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """
+    The tool call that runs the command, if any.
+    """
+    terminal_id: Annotated[TerminalId | None, Field(alias="terminalId")] = None
+    """
+    The terminal the command runs in, if any.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ToolCallPermissionSubject(_Model):
+    """
+    Permission to run a tool call.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["tool_call"]
+    """
+    Always "tool_call": selects this variant.
+    """
+    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
+    """
+    The tool call that needs permission.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -277,7 +283,7 @@ class RequestPermissionRequest(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that asks.
     """
@@ -301,10 +307,3 @@ class RequestPermissionRequest(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-
-
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import session as _session
-from . import terminals as _terminals
-from . import tools as _tools

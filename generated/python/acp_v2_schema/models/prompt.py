@@ -6,6 +6,11 @@ from pydantic import ConfigDict, Field
 
 from ._base import Model as _Model
 
+# Names that the definitions below read at once, from the head of their modules.
+from .content import ContentBlock
+from .idempotency import IdempotencyKey
+from .session import MessageId, SessionId
+
 
 class PromptResponse(_Model):
     """
@@ -17,7 +22,7 @@ class PromptResponse(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
+    message_id: Annotated[MessageId, Field(alias="messageId")]
     """
     The identifier of the inserted user message; required and never null.
     """
@@ -37,7 +42,7 @@ class CancelSessionNotification(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session whose foreground work is cancelled.
     """
@@ -57,15 +62,15 @@ class PromptRequest(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that receives the message.
     """
-    prompt: "Annotated[list[_content.ContentBlock], Field(min_length=1)]"
+    prompt: Annotated[list[ContentBlock], Field(min_length=1)]
     """
     The content of the user message, in order. Clients only send the kinds of content that the Agent's prompt capabilities allow.
     """
-    idempotency_key: "Annotated[_idempotency.IdempotencyKey | None, Field(alias='idempotencyKey')]" = None
+    idempotency_key: Annotated[IdempotencyKey | None, Field(alias="idempotencyKey")] = None
     """
     Links every attempt of one submission. When present, the Agent inserts at most one message for this key in this session and answers every later attempt with the original messageId. Omitted and null both mean "no key": the prompt is handled without duplicate detection. Any other value that is not a valid key is rejected with -32602 (Invalid params).
     """
@@ -73,10 +78,3 @@ class PromptRequest(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-
-
-# Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
-from . import content as _content
-from . import idempotency as _idempotency
-from . import session as _session

@@ -407,6 +407,13 @@ Where replay of a session's history starts; the type field picks the kind.
 """
 
 
+# Names that the definitions below read at once, from the head of their modules.
+from .config import SessionConfigOption
+from .content import ContentBlock
+from .state import StateUpdate
+from .updates import AvailableCommand
+
+
 class SessionStatusResponse(_Model):
     """
     The result of session/status: whether the session is open and what it is doing.
@@ -421,7 +428,7 @@ class SessionStatusResponse(_Model):
     """
     Whether the session is open in memory or only saved.
     """
-    state: "_state.StateUpdate | None" = None
+    state: StateUpdate | None = None
     """
     The state of the session's foreground work, if the session is open.
     """
@@ -445,7 +452,7 @@ class SystemPrompt(_Model):
     """
     Whether the content adds to the Agent's own instructions or replaces them.
     """
-    content: "list[_content.ContentBlock]"
+    content: list[ContentBlock]
     """
     The instructions, as content blocks.
     """
@@ -583,11 +590,13 @@ class ForkSessionResponse(_Model):
     """
     The new session the fork created.
     """
-    config_options: "Annotated[list[_config.SessionConfigOption] | None, Field(alias='configOptions')]" = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
     """
     The session's configuration options, in full.
     """
-    available_commands: "Annotated[list[_updates.AvailableCommand] | None, Field(alias='availableCommands')]" = None
+    available_commands: Annotated[
+        list[AvailableCommand] | None, Field(alias="availableCommands")
+    ] = None
     """
     The slash commands the session offers.
     """
@@ -611,11 +620,13 @@ class NewSessionResponse(_Model):
     """
     The identifier of the new session.
     """
-    config_options: "Annotated[list[_config.SessionConfigOption] | None, Field(alias='configOptions')]" = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
     """
     The session's configuration options, in full.
     """
-    available_commands: "Annotated[list[_updates.AvailableCommand] | None, Field(alias='availableCommands')]" = None
+    available_commands: Annotated[
+        list[AvailableCommand] | None, Field(alias="availableCommands")
+    ] = None
     """
     The slash commands the session offers.
     """
@@ -635,11 +646,13 @@ class ResumeSessionResponse(_Model):
         defer_build=True,
         populate_by_name=True,
     )
-    config_options: "Annotated[list[_config.SessionConfigOption] | None, Field(alias='configOptions')]" = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
     """
     The session's configuration options, in full.
     """
-    available_commands: "Annotated[list[_updates.AvailableCommand] | None, Field(alias='availableCommands')]" = None
+    available_commands: Annotated[
+        list[AvailableCommand] | None, Field(alias="availableCommands")
+    ] = None
     """
     The slash commands the session offers.
     """
@@ -651,8 +664,4 @@ class ResumeSessionResponse(_Model):
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
 # first use). The layout is explained in generator/render/python_pkg.py.
-from . import config as _config
-from . import content as _content
 from . import mcp as _mcp
-from . import state as _state
-from . import updates as _updates

@@ -174,30 +174,6 @@ class TerminalUpdate(_Model):
     """
 
 
-class CancelTerminalRequest(_Model):
-    """
-    The params of terminal/cancel: stops one terminal the Agent owns.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The session the terminal belongs to.
-    """
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """
-    The terminal to cancel.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class Terminal(_Model):
     """
     Tool call content that shows a terminal the Agent owns.
@@ -215,6 +191,34 @@ class Terminal(_Model):
     terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
     """
     The terminal.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+# Names that the definitions below read at once, from the head of their modules.
+from .session import SessionId
+
+
+class CancelTerminalRequest(_Model):
+    """
+    The params of terminal/cancel: stops one terminal the Agent owns.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session the terminal belongs to.
+    """
+    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
+    """
+    The terminal to cancel.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """

@@ -40,42 +40,6 @@ The format of patch text. Values this version does not know are kept.
 """
 
 
-class DiffPathChange(_Model):
-    """
-    The path of a file that was added, deleted or modified.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    path: "_session.AbsolutePath"
-    """
-    The file that was added, deleted or changed.
-    """
-
-
-class DiffPathPairChange(_Model):
-    """
-    The old and new paths of a file that was moved or copied.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    old_path: "Annotated[_session.AbsolutePath, Field(alias='oldPath')]"
-    """
-    The path the file was moved or copied from.
-    """
-    path: "_session.AbsolutePath"
-    """
-    The path after the move or copy.
-    """
-
-
 ToolCallId = TypeAliasType("ToolCallId", str)
 """
 The Agent-chosen identifier of a tool call, unique within a session.
@@ -140,170 +104,6 @@ What sort of tool a tool call runs, for choosing an icon. Values this version do
 """
 
 
-class CancelToolCallRequest(_Model):
-    """
-    The params of tool_call/cancel: stops one tool call.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The session the tool call belongs to.
-    """
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """
-    The tool call to cancel.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class DiffChangeAdd(DiffPathChange):
-    """
-    The "add" variant of DiffChange. A file was created.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    operation: Literal["add"]
-    """
-    Always "add": selects this variant.
-    """
-    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
-    """
-    What kind of file the change is about, if known.
-    """
-    mime_type: "Annotated[_content.MediaType | None, Field(alias='mimeType')]" = None
-    """
-    The media type of the file, if known.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class DiffChangeCopy(DiffPathPairChange):
-    """
-    The "copy" variant of DiffChange. A file was copied to a new path.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    operation: Literal["copy"]
-    """
-    Always "copy": selects this variant.
-    """
-    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
-    """
-    What kind of file the change is about, if known.
-    """
-    mime_type: "Annotated[_content.MediaType | None, Field(alias='mimeType')]" = None
-    """
-    The media type of the file, if known.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class DiffChangeDelete(DiffPathChange):
-    """
-    The "delete" variant of DiffChange. A file was removed.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    operation: Literal["delete"]
-    """
-    Always "delete": selects this variant.
-    """
-    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
-    """
-    What kind of file the change is about, if known.
-    """
-    mime_type: "Annotated[_content.MediaType | None, Field(alias='mimeType')]" = None
-    """
-    The media type of the file, if known.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class DiffChangeModify(DiffPathChange):
-    """
-    The "modify" variant of DiffChange. A file's contents changed.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    operation: Literal["modify"]
-    """
-    Always "modify": selects this variant.
-    """
-    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
-    """
-    What kind of file the change is about, if known.
-    """
-    mime_type: "Annotated[_content.MediaType | None, Field(alias='mimeType')]" = None
-    """
-    The media type of the file, if known.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class DiffChangeMove(DiffPathPairChange):
-    """
-    The "move" variant of DiffChange. A file was moved to a new path.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    operation: Literal["move"]
-    """
-    Always "move": selects this variant.
-    """
-    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
-    """
-    What kind of file the change is about, if known.
-    """
-    mime_type: "Annotated[_content.MediaType | None, Field(alias='mimeType')]" = None
-    """
-    The media type of the file, if known.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class DiffPatch(_Model):
     """
     Patch text that shows a change, with its format.
@@ -353,81 +153,6 @@ class OtherDiffChange(_Model):
     ]
     """
     The tag value, which no known variant of DiffChange has.
-    """
-
-
-DiffChange = TypeAliasType(
-    "DiffChange",
-    Annotated[
-        Annotated[
-            Annotated[
-                DiffChangeAdd
-                | DiffChangeDelete
-                | DiffChangeModify
-                | DiffChangeMove
-                | DiffChangeCopy,
-                Field(discriminator="operation"),
-            ],
-            Tag(KNOWN_VARIANTS),
-        ]
-        | Annotated[OtherDiffChange, Tag(OTHER_VARIANT)],
-        Field(union_mode="left_to_right"),
-    ],
-)
-"""
-A change to one file; the operation field says which kind.
-"""
-
-
-class Diff(_Model):
-    """
-    File changes a tool call made or proposes, file by file, with optional patch text.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["diff"]
-    """
-    Always "diff": selects this variant.
-    """
-    changes: list[DiffChange]
-    """
-    The file-level changes, one per file.
-    """
-    patch: DiffPatch | None = None
-    """
-    The changes as patch text a Client can show, if available.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class Content(_Model):
-    """
-    Tool call content that is an ordinary content block.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    type: Literal["content"]
-    """
-    Always "content": selects this variant.
-    """
-    content: "_content.ContentBlock"
-    """
-    The content block.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
     """
 
 
@@ -542,7 +267,285 @@ class ToolCallUpdate(_Model):
 
 
 # Names that the definitions below read at once, from the head of their modules.
+from .content import ContentBlock, MediaType
+from .session import AbsolutePath, SessionId
 from .terminals import Terminal
+
+
+class DiffPathChange(_Model):
+    """
+    The path of a file that was added, deleted or modified.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    path: AbsolutePath
+    """
+    The file that was added, deleted or changed.
+    """
+
+
+class DiffPathPairChange(_Model):
+    """
+    The old and new paths of a file that was moved or copied.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    old_path: Annotated[AbsolutePath, Field(alias="oldPath")]
+    """
+    The path the file was moved or copied from.
+    """
+    path: AbsolutePath
+    """
+    The path after the move or copy.
+    """
+
+
+class CancelToolCallRequest(_Model):
+    """
+    The params of tool_call/cancel: stops one tool call.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session the tool call belongs to.
+    """
+    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
+    """
+    The tool call to cancel.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeAdd(DiffPathChange):
+    """
+    The "add" variant of DiffChange. A file was created.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["add"]
+    """
+    Always "add": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeCopy(DiffPathPairChange):
+    """
+    The "copy" variant of DiffChange. A file was copied to a new path.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["copy"]
+    """
+    Always "copy": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeDelete(DiffPathChange):
+    """
+    The "delete" variant of DiffChange. A file was removed.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["delete"]
+    """
+    Always "delete": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeModify(DiffPathChange):
+    """
+    The "modify" variant of DiffChange. A file's contents changed.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["modify"]
+    """
+    Always "modify": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class DiffChangeMove(DiffPathPairChange):
+    """
+    The "move" variant of DiffChange. A file was moved to a new path.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    operation: Literal["move"]
+    """
+    Always "move": selects this variant.
+    """
+    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
+    """
+    What kind of file the change is about, if known.
+    """
+    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
+    """
+    The media type of the file, if known.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+DiffChange = TypeAliasType(
+    "DiffChange",
+    Annotated[
+        Annotated[
+            Annotated[
+                DiffChangeAdd
+                | DiffChangeDelete
+                | DiffChangeModify
+                | DiffChangeMove
+                | DiffChangeCopy,
+                Field(discriminator="operation"),
+            ],
+            Tag(KNOWN_VARIANTS),
+        ]
+        | Annotated[OtherDiffChange, Tag(OTHER_VARIANT)],
+        Field(union_mode="left_to_right"),
+    ],
+)
+"""
+A change to one file; the operation field says which kind.
+"""
+
+
+class Diff(_Model):
+    """
+    File changes a tool call made or proposes, file by file, with optional patch text.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["diff"]
+    """
+    Always "diff": selects this variant.
+    """
+    changes: list[DiffChange]
+    """
+    The file-level changes, one per file.
+    """
+    patch: DiffPatch | None = None
+    """
+    The changes as patch text a Client can show, if available.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class Content(_Model):
+    """
+    Tool call content that is an ordinary content block.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    type: Literal["content"]
+    """
+    Always "content": selects this variant.
+    """
+    content: ContentBlock
+    """
+    The content block.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
 
 ToolCallContent = TypeAliasType(
     "ToolCallContent",
@@ -563,6 +566,5 @@ One item of tool call content; the type field picks the kind.
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
 # first use). The layout is explained in generator/render/python_pkg.py.
 from . import capabilities as _capabilities
-from . import content as _content
 from . import session as _session
 from . import tools as _tools

@@ -309,346 +309,6 @@ class AvailableCommandsUpdate(_Model):
     """
 
 
-class SubagentUpdate(_Model):
-    """
-    Reports the current state of a subagent, replacing what the Client held for it.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")]
-    """
-    Always "subagent_update": selects this variant.
-    """
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The subagent's own session.
-    """
-    title: str | None = None
-    """
-    The subagent's title, if it has one.
-    """
-    description: str | None = None
-    """
-    What the subagent is doing, if reported.
-    """
-    capabilities: "_capabilities.SubagentSessionCapabilities | None" = None
-    """
-    What the Client may do with the subagent, if reported.
-    """
-    state: "_state.StateUpdate | None" = None
-    """
-    The state of the subagent's work, if reported.
-    """
-    cwd: "_session.AbsolutePath | None" = None
-    """
-    The subagent's working directory, if reported.
-    """
-    additional_directories: "Annotated[list[_session.AbsolutePath] | None, Field(alias='additionalDirectories')]" = None
-    """
-    The subagent's additional workspace directories, if reported.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class ContentChunk(_Model):
-    """
-    One piece of message content streamed for the message named by messageId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
-    """
-    The message this update is about.
-    """
-    content: "_content.ContentBlock"
-    """
-    The piece of content to append to the message.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class SessionMessage(_Model):
-    """
-    Creates a message between sessions (for example to or from a subagent) or replaces it in full.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")]
-    """
-    Always "session_message": selects this variant.
-    """
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
-    """
-    The message this update is about.
-    """
-    sender_session_id: "Annotated[_session.SessionId | None, Field(alias='senderSessionId')]" = None
-    """
-    The session that sent the message, if any.
-    """
-    recipient_session_id: "Annotated[_session.SessionId | None, Field(alias='recipientSessionId')]" = None
-    """
-    The session the message is addressed to, if any.
-    """
-    sender_message_id: "Annotated[_session.MessageId | None, Field(alias='senderMessageId')]" = None
-    """
-    The message in the sender session, if known.
-    """
-    recipient_message_id: "Annotated[_session.MessageId | None, Field(alias='recipientMessageId')]" = None
-    """
-    The message in the recipient session, if known.
-    """
-    content: "list[_content.ContentBlock] | None" = None
-    """
-    The full content of the message, replacing what the Client holds, if sent.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class SessionMessageChunk(_Model):
-    """
-    Appends one piece of content to a message between sessions.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")]
-    """
-    Always "session_message_chunk": selects this variant.
-    """
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
-    """
-    The message this update is about.
-    """
-    content: "_content.ContentBlock"
-    """
-    The piece of content to append to the message.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class SessionUpdateAgentMessageChunk(ContentChunk):
-    """
-    The "agent_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")]
-    """
-    Always "agent_message_chunk": selects this variant.
-    """
-
-
-class SessionUpdateAgentThoughtChunk(ContentChunk):
-    """
-    The "agent_thought_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")]
-    """
-    Always "agent_thought_chunk": selects this variant.
-    """
-
-
-class SessionUpdateUserMessageChunk(ContentChunk):
-    """
-    The "user_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")]
-    """
-    Always "user_message_chunk": selects this variant.
-    """
-
-
-class UserMessage(_Model):
-    """
-    Creates a user message or updates it in place, keyed by messageId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")]
-    """
-    Always "user_message": selects this variant.
-    """
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
-    """
-    The message this update is about.
-    """
-    content: "list[_content.ContentBlock] | None" = None
-    """
-    The full content of the user message, replacing what the Client holds, if sent.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class AgentMessage(_Model):
-    """
-    Creates an Agent message or updates it in place, keyed by messageId. Fields that are sent replace what the Client holds.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")]
-    """
-    Always "agent_message": selects this variant.
-    """
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
-    """
-    The message this update is about.
-    """
-    content: "list[_content.ContentBlock] | None" = None
-    """
-    The full content of the Agent message, replacing what the Client holds, if sent.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class AgentThought(_Model):
-    """
-    Creates a reasoning message of the Agent or updates it in place, keyed by messageId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["agent_thought"], Field(alias="sessionUpdate")]
-    """
-    Always "agent_thought": selects this variant.
-    """
-    message_id: "Annotated[_session.MessageId, Field(alias='messageId')]"
-    """
-    The message this update is about.
-    """
-    content: "list[_content.ContentBlock] | None" = None
-    """
-    The full content of the thought, replacing what the Client holds, if sent.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class CompactionSummaryChunk(_Model):
-    """
-    Appends one content block to the retained summary of a compaction.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")]
-    """
-    Always "compaction_summary_chunk": selects this variant.
-    """
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """
-    The compaction this update is about.
-    """
-    content: "_content.ContentBlock"
-    """
-    The block to append to the summary.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class CompactionUpdate(_Model):
-    """
-    Creates a context compaction or changes its status, summary or error, keyed by compactionId.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")]
-    """
-    Always "compaction_update": selects this variant.
-    """
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """
-    The compaction this update is about.
-    """
-    status: CompactionStatus
-    """
-    Where the compaction is in its life.
-    """
-    summary: "list[_content.ContentBlock] | None" = None
-    """
-    The retained summary, as content blocks.
-    """
-    error: str | None = None
-    """
-    Why the compaction failed, if it did.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 class OtherSessionUpdate(_Model):
     """
     A SessionUpdate variant this version does not know: a `sessionUpdate` value from a later ACP version, or one
@@ -696,38 +356,18 @@ class OtherSessionUpdate(_Model):
     """
 
 
-class UpdateSessionNotification(_Model):
-    """
-    The params of session/update: the session and one change to it.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
-    session_id: "Annotated[_session.SessionId, Field(alias='sessionId')]"
-    """
-    The session that changed.
-    """
-    update: "SessionUpdate"
-    """
-    The change itself; its sessionUpdate field names the variant.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
 # Names that the definitions below read at once, from the head of their modules.
+from .capabilities import SubagentSessionCapabilities
 from .config import ConfigOptionUpdate
+from .content import ContentBlock
 from .plans import PlanRemoved, PlanUpdate
+from .session import AbsolutePath, MessageId, SessionId
 from .state import (
     IdleStateUpdate,
     OtherStateUpdate,
     RequiresActionStateUpdate,
     RunningStateUpdate,
+    StateUpdate,
     UnknownStateUpdate,
 )
 from .terminals import TerminalOutputChunk, TerminalUpdate
@@ -839,6 +479,348 @@ The "state_update" variant of SessionUpdate. The state of the session's foregrou
 """
 
 
+class SubagentUpdate(_Model):
+    """
+    Reports the current state of a subagent, replacing what the Client held for it.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")]
+    """
+    Always "subagent_update": selects this variant.
+    """
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The subagent's own session.
+    """
+    title: str | None = None
+    """
+    The subagent's title, if it has one.
+    """
+    description: str | None = None
+    """
+    What the subagent is doing, if reported.
+    """
+    capabilities: SubagentSessionCapabilities | None = None
+    """
+    What the Client may do with the subagent, if reported.
+    """
+    state: StateUpdate | None = None
+    """
+    The state of the subagent's work, if reported.
+    """
+    cwd: AbsolutePath | None = None
+    """
+    The subagent's working directory, if reported.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+    ] = None
+    """
+    The subagent's additional workspace directories, if reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class ContentChunk(_Model):
+    """
+    One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: ContentBlock
+    """
+    The piece of content to append to the message.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionMessage(_Model):
+    """
+    Creates a message between sessions (for example to or from a subagent) or replaces it in full.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")]
+    """
+    Always "session_message": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    sender_session_id: Annotated[SessionId | None, Field(alias="senderSessionId")] = None
+    """
+    The session that sent the message, if any.
+    """
+    recipient_session_id: Annotated[SessionId | None, Field(alias="recipientSessionId")] = None
+    """
+    The session the message is addressed to, if any.
+    """
+    sender_message_id: Annotated[MessageId | None, Field(alias="senderMessageId")] = None
+    """
+    The message in the sender session, if known.
+    """
+    recipient_message_id: Annotated[MessageId | None, Field(alias="recipientMessageId")] = None
+    """
+    The message in the recipient session, if known.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the message, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionMessageChunk(_Model):
+    """
+    Appends one piece of content to a message between sessions.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "session_message_chunk": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: ContentBlock
+    """
+    The piece of content to append to the message.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class SessionUpdateAgentMessageChunk(ContentChunk):
+    """
+    The "agent_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_message_chunk": selects this variant.
+    """
+
+
+class SessionUpdateAgentThoughtChunk(ContentChunk):
+    """
+    The "agent_thought_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_thought_chunk": selects this variant.
+    """
+
+
+class SessionUpdateUserMessageChunk(ContentChunk):
+    """
+    The "user_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "user_message_chunk": selects this variant.
+    """
+
+
+class UserMessage(_Model):
+    """
+    Creates a user message or updates it in place, keyed by messageId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")]
+    """
+    Always "user_message": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the user message, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AgentMessage(_Model):
+    """
+    Creates an Agent message or updates it in place, keyed by messageId. Fields that are sent replace what the Client holds.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_message": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the Agent message, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class AgentThought(_Model):
+    """
+    Creates a reasoning message of the Agent or updates it in place, keyed by messageId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["agent_thought"], Field(alias="sessionUpdate")]
+    """
+    Always "agent_thought": selects this variant.
+    """
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """
+    The message this update is about.
+    """
+    content: list[ContentBlock] | None = None
+    """
+    The full content of the thought, replacing what the Client holds, if sent.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CompactionSummaryChunk(_Model):
+    """
+    Appends one content block to the retained summary of a compaction.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")]
+    """
+    Always "compaction_summary_chunk": selects this variant.
+    """
+    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
+    """
+    The compaction this update is about.
+    """
+    content: ContentBlock
+    """
+    The block to append to the summary.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
+class CompactionUpdate(_Model):
+    """
+    Creates a context compaction or changes its status, summary or error, keyed by compactionId.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")]
+    """
+    Always "compaction_update": selects this variant.
+    """
+    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
+    """
+    The compaction this update is about.
+    """
+    status: CompactionStatus
+    """
+    Where the compaction is in its life.
+    """
+    summary: list[ContentBlock] | None = None
+    """
+    The retained summary, as content blocks.
+    """
+    error: str | None = None
+    """
+    Why the compaction failed, if it did.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
 class SessionUpdateToolCallUpdate(ToolCallUpdate):
     """
     The "tool_call_update" variant of SessionUpdate. Creates a tool call or updates its fields, keyed by toolCallId; fields left out are unchanged.
@@ -896,11 +878,33 @@ One change in a session; the sessionUpdate field names the variant.
 """
 
 
+class UpdateSessionNotification(_Model):
+    """
+    The params of session/update: the session and one change to it.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        defer_build=True,
+        populate_by_name=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """
+    The session that changed.
+    """
+    update: SessionUpdate
+    """
+    The change itself; its sessionUpdate field names the variant.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+
+
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
 # first use). The layout is explained in generator/render/python_pkg.py.
-from . import capabilities as _capabilities
-from . import content as _content
+from . import capabilities as _capabilities  # noqa: F401 (for inherited annotations)
 from . import jsonrpc as _jsonrpc  # noqa: F401 (for inherited annotations)
-from . import session as _session
-from . import state as _state
+from . import state as _state  # noqa: F401 (for inherited annotations)
 from . import tools as _tools  # noqa: F401 (for inherited annotations)
