@@ -65,6 +65,8 @@ _BASE_IMPORT = f"from .{BASE_MODULE.rsplit('/', 1)[-1].removesuffix('.py')} impo
 _FUTURE_ANNOTATIONS = "from __future__ import annotations\n"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
+# A model's `model_config`, as the code generator writes it (one setting a line).
+_CONFIG_BLOCK = re.compile(r"^    model_config = ConfigDict\(\n((?:        .*\n)*?)    \)\n", re.M)
 
 
 def render(spec: Spec) -> dict[str, str]:
@@ -110,10 +112,11 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True) -> dict[str, str]
     source = models_source(spec)
     if open_unions_pass:
         source = open_unions.open_models(source, spec)
+    source, config = _shared_config(source)
     modules, owners = split_models(_on_base_model(source), families)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
-    files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header())
+    files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header(), config=config)
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)
@@ -241,6 +244,23 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _shared_config(source: str) -> tuple[str, str]:
+    """The models without their `model_config`, when every model has the same one, and its arguments for the base
+    class (each class's own config costs time as pydantic creates the class and makes its schema).
+
+    When the models' configurations differ, each keeps its own and the base class has `defer_build=True` alone.
+    """
+    blocks = list(_CONFIG_BLOCK.finditer(source))
+    settings = {tuple(sorted(line.strip().rstrip(",") for line in b.group(1).splitlines())) for b in blocks}
+    # every model that derives from pydantic's class directly must have one (the others inherit theirs)
+    models = [c for c in source.split("\nclass ")[1:] if re.match(r"\w+\(BaseModel\):", c)]
+    if len(settings) != 1 or not all(_CONFIG_BLOCK.search(c) for c in models):
+        return source, "defer_build=True"
+    trimmed = _CONFIG_BLOCK.sub("", source)
+    ast.parse(trimmed)  # no class is left without a body
+    return trimmed, ", ".join(settings.pop())
 
 
 def _defer_build(source: str) -> str:

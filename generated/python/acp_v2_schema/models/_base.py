@@ -24,8 +24,9 @@ _BUILDING: set[type[BaseModel]] = set()
 class Model(BaseModel):
     """A pydantic model that builds the models it refers to before itself (see the module's docstring)."""
 
-    # This class is never validated: nothing to build for it.
-    model_config = ConfigDict(defer_build=True)
+    # The configuration of every model, which none repeats (each class's own costs time at its creation and first
+    # use). This class itself is never validated: nothing to build for it.
+    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
 
     @classmethod
     def model_rebuild(

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class AuthAccount(_Model):
     An account the Agent is signed in with, as shown to the user.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     label: str
     """
     A label that identifies the account to the user.
@@ -69,11 +64,6 @@ class AuthStatusRequest(_Model):
     The params of auth/status: none beyond optional _meta.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -85,11 +75,6 @@ class AuthStatusResponse(_Model):
     The result of auth/status: the sign-in state and, if reported, the accounts.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     state: AuthState
     """
     Whether the user is signed in.
@@ -109,11 +94,6 @@ class AuthStatusUpdateNotification(_Model):
     The params of auth/status_update: a new snapshot of the sign-in state.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     state: AuthState
     """
     Whether the user is signed in.
@@ -133,11 +113,6 @@ class LoginAuthRequest(_Model):
     The params of auth/login: which sign-in method to run.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     method_id: Annotated[AuthMethodId, Field(alias="methodId")]
     """
     The sign-in method to use, from the Agent's authMethods.
@@ -153,11 +128,6 @@ class LoginAuthResponse(_Model):
     The result of auth/login: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -169,11 +139,6 @@ class LogoutAuthRequest(_Model):
     The params of auth/logout: none beyond optional _meta.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -185,11 +150,6 @@ class LogoutAuthResponse(_Model):
     The result of auth/logout: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -201,11 +161,6 @@ class AuthMethodAgent(_Model):
     Sign-in that the Agent runs itself when the Client calls auth/login with this method.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["agent"]
     """
     Always "agent": selects this variant.
@@ -234,11 +189,6 @@ class OtherAuthMethod(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -262,11 +212,6 @@ class AuthMethodTerminal(_Model):
     Sign-in that runs the Agent program interactively in a terminal the Client opens.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["terminal"]
     """
     Always "terminal": selects this variant.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from ._base import Model as _Model
 
@@ -12,11 +12,6 @@ class AuthStatusCapabilities(_Model):
     Present when the Agent supports auth/status and sends auth/status_update.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -28,11 +23,6 @@ class ElicitationFormCapabilities(_Model):
     Present when the Client can show elicitation forms.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -44,11 +34,6 @@ class ElicitationUrlCapabilities(_Model):
     Present when the Client can send the user to a URL for an elicitation.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -60,11 +45,6 @@ class McpAcpCapabilities(_Model):
     Present when the Agent can use MCP servers that talk over the ACP connection.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -76,11 +56,6 @@ class McpHttpCapabilities(_Model):
     Present when the Agent can connect to MCP servers over HTTP.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -92,11 +67,6 @@ class McpStdioCapabilities(_Model):
     Present when the Agent can start MCP servers as local processes.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -108,11 +78,6 @@ class PromptAudioCapabilities(_Model):
     Present when prompts may contain audio.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -124,11 +89,6 @@ class PromptEmbeddedContextCapabilities(_Model):
     Present when prompts may contain embedded resources.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -140,11 +100,6 @@ class PromptImageCapabilities(_Model):
     Present when prompts may contain images.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -156,11 +111,6 @@ class ProvidersCapabilities(_Model):
     Present when the Agent supports providers/list, providers/set and providers/disable.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -172,11 +122,6 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     Present when sessions accept additional workspace directories.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -188,11 +133,6 @@ class SessionArchiveCapabilities(_Model):
     Present when the Agent supports session/archive and session/unarchive.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -204,11 +144,6 @@ class SessionCancelCapabilities(_Model):
     Present when the Client may cancel a subagent's work without ending its session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -220,11 +155,6 @@ class SessionDeleteCapabilities(_Model):
     Present when the Agent supports session/delete.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -236,11 +166,6 @@ class SessionForkCapabilities(_Model):
     Present when the Agent supports session/fork.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -252,11 +177,6 @@ class SessionStatusCapabilities(_Model):
     Present when the Agent supports session/status.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -268,11 +188,6 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     Present when a system prompt may replace the Agent's own.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -284,11 +199,6 @@ class SessionTitleCapabilities(_Model):
     Present when the Agent supports session/set_title.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -300,11 +210,6 @@ class SubagentSessionCapabilities(_Model):
     What the Client may do with a subagent's session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     cancel: SessionCancelCapabilities | None = None
     """
     Present when the item can be cancelled by the Client.
@@ -320,11 +225,6 @@ class TerminalAuthCapabilities(_Model):
     Present when the Client can run terminal sign-in methods.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -336,11 +236,6 @@ class TerminalCancelCapabilities(_Model):
     Present when the Client may cancel the terminal with terminal/cancel.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -352,11 +247,6 @@ class TerminalCapabilities(_Model):
     What the Client may do with a terminal now.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     cancel: TerminalCancelCapabilities | None = None
     """
     Present when the item can be cancelled by the Client.
@@ -372,11 +262,6 @@ class ToolCallCancelCapabilities(_Model):
     Present when the Client may cancel the tool call with tool_call/cancel.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -388,11 +273,6 @@ class ToolCallCapabilities(_Model):
     What the Client may do with a tool call now.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     cancel: ToolCallCancelCapabilities | None = None
     """
     Present when the item can be cancelled by the Client.
@@ -408,11 +288,6 @@ class AgentAuthCapabilities(_Model):
     Authentication features an Agent supports beyond auth/login and auth/logout.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     status: AuthStatusCapabilities | None = None
     """
     Present when the Agent supports auth/status and auth/status_update.
@@ -428,11 +303,6 @@ class ClientAuthCapabilities(_Model):
     Authentication features the Client supports.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     terminal: TerminalAuthCapabilities | None = None
     """
     Present when the Client can run a terminal sign-in flow.
@@ -448,11 +318,6 @@ class ElicitationCapabilities(_Model):
     The elicitation modes a Client supports.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     form: ElicitationFormCapabilities | None = None
     """
     Present when the Client can show forms.
@@ -472,11 +337,6 @@ class McpCapabilities(_Model):
     The MCP transports an Agent can use.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     stdio: McpStdioCapabilities | None = None
     """
     Present when the Agent can start MCP servers as local processes.
@@ -500,11 +360,6 @@ class PromptCapabilities(_Model):
     The content kinds an Agent accepts in prompts beyond text and resource links.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     image: PromptImageCapabilities | None = None
     """
     Present when prompts may contain image blocks.
@@ -530,11 +385,6 @@ class SessionSystemPromptModeCapabilities(_Model):
     The system prompt modes an Agent supports beyond append.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     override: SessionSystemPromptOverrideCapabilities | None = None
     """
     Present when the Agent accepts a system prompt that replaces its own.
@@ -550,11 +400,6 @@ class ClientCapabilities(_Model):
     What a Client supports, sent in its initialize request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     auth: ClientAuthCapabilities | None = None
     """
     Authentication features the Client supports.
@@ -574,11 +419,6 @@ class SessionSystemPromptCapabilities(_Model):
     Present when session requests accept a systemPrompt.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     mode: SessionSystemPromptModeCapabilities | None = None
     """
     Which system prompt modes beyond append the Agent supports.
@@ -594,11 +434,6 @@ class SessionCapabilities(_Model):
     Session features an Agent supports.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     prompt: PromptCapabilities | None = None
     """
     Content kinds the Agent accepts in session/prompt beyond text and resource links.
@@ -650,11 +485,6 @@ class AgentCapabilities(_Model):
     What an Agent supports, sent in its initialize answer.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session: SessionCapabilities | None = None
     """
     Session features the Agent supports.

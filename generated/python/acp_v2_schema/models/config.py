@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class SessionConfigBoolean(_Model):
     A configuration option that is an on/off toggle.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     current_value: Annotated[bool, Field(alias="currentValue")]
     """
     Whether the toggle is on.
@@ -57,11 +52,6 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
     The "boolean" variant of SessionConfigOption. An on/off toggle.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["boolean"]
     """
     Always "boolean": selects this variant.
@@ -93,11 +83,6 @@ class SessionConfigSelectOption(_Model):
     One value a select option offers.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     value: SessionConfigValueId
     """
     The value's identifier, sent back when it is selected.
@@ -130,11 +115,6 @@ class OtherSetSessionConfigOptionRequest(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -154,11 +134,6 @@ class SessionConfigSelectGroup(_Model):
     A group of values, shown under a heading.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     group_id: Annotated[SessionConfigGroupId, Field(alias="groupId")]
     """
     The group's identifier.
@@ -198,11 +173,6 @@ class SessionConfigSelect(_Model):
     A configuration option where the user picks one value from a list.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
     """
     The value selected now.
@@ -218,11 +188,6 @@ class SessionConfigOptionSelect(SessionConfigSelect):
     The "select" variant of SessionConfigOption. The user picks one value from a list.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["select"]
     """
     Always "select": selects this variant.
@@ -255,11 +220,6 @@ class OtherSessionConfigOption(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -297,11 +257,6 @@ class SetSessionConfigOptionResponse(_Model):
     The result of session/set_config_option: every option, after the change.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
     """
     The session's configuration options, in full.
@@ -317,11 +272,6 @@ class ConfigOptionUpdate(_Model):
     Reports the session's configuration options after they changed, as a full snapshot.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")]
     """
     Always "config_option_update": selects this variant.
@@ -345,11 +295,6 @@ class SetSessionConfigOptionRequestBoolean(_Model):
     The "boolean" variant of SetSessionConfigOptionRequest. Turns a toggle on or off.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["boolean"]
     """
     Always "boolean": selects this variant.
@@ -377,11 +322,6 @@ class SetSessionConfigOptionRequestId(_Model):
     The "id" variant of SetSessionConfigOptionRequest. Selects one value of a select option, by its identifier.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["id"]
     """
     Always "id": selects this variant.

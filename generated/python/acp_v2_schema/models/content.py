@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -31,11 +31,6 @@ class TextResourceContents(_Model):
     The contents of a text resource, such as a source file.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     text: str
     """
     The text of the resource.
@@ -59,11 +54,6 @@ class Annotations(_Model):
     Optional hints that tell the receiver who content is for and how much it matters.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     audience: list[Role] | None = None
     """
     Who the content is meant for.
@@ -87,11 +77,6 @@ class AudioContent(_Model):
     A sound clip, sent inline as base64. Only for Agents whose prompt capabilities include audio.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["audio"]
     """
     Always "audio": marks this block as a sound clip.
@@ -119,11 +104,6 @@ class BlobResourceContents(_Model):
     The contents of a binary resource, base64-encoded.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     blob: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
     """
     The bytes of the resource, base64-encoded.
@@ -155,11 +135,6 @@ class Icon(_Model):
     An image a Client may show for something, with hints about size and theme.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     src: str
     """
     Where to get the icon: a URL or a data URI.
@@ -187,11 +162,6 @@ class ImageContent(_Model):
     An image, sent inline as base64. Only for Agents whose prompt capabilities include images.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["image"]
     """
     Always "image": marks this block as an image.
@@ -223,11 +193,6 @@ class ResourceLink(_Model):
     A pointer to a resource the Agent can fetch itself, such as a file in the workspace, sent without its contents.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["resource_link"]
     """
     Always "resource_link": marks this block as a link to a resource.
@@ -275,11 +240,6 @@ class TextContent(_Model):
     Plain text, which may contain Markdown. Every Agent accepts it in prompts.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["text"]
     """
     Always "text": marks this block as text.
@@ -303,11 +263,6 @@ class EmbeddedResource(_Model):
     A resource sent with its contents, as text or as base64 bytes. Only for Agents whose prompt capabilities include embedded context.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["resource"]
     """
     Always "resource": marks this block as an embedded resource.
@@ -332,11 +287,6 @@ class OtherContentBlock(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class BooleanPropertySchema(_Model):
     A yes/no field of an elicitation form.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["boolean"]
     """
     Always "boolean": selects this variant.
@@ -46,11 +41,6 @@ class CreateElicitationRequest13(_Model):
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -70,11 +60,6 @@ class CreateElicitationRequest23(_Model):
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -94,11 +79,6 @@ class CreateElicitationResponseCancel(_Model):
     The "cancel" variant of CreateElicitationResponse. The user dismissed the request without choosing.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     action: Literal["cancel"]
     """
     Always "cancel": selects this variant.
@@ -114,11 +94,6 @@ class CreateElicitationResponseDecline(_Model):
     The "decline" variant of CreateElicitationResponse. The user chose not to answer.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     action: Literal["decline"]
     """
     Always "decline": selects this variant.
@@ -134,11 +109,6 @@ class ElicitationAcceptAction(_Model):
     The user accepted; for a form, the values entered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     content: dict[str, Any] | None = None
     """
     The values the user entered, by field name.
@@ -170,11 +140,6 @@ class EnumOption(_Model):
     One allowed value of a form field, with a label to show.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     const: str
     """
     The value sent back when this choice is picked.
@@ -198,11 +163,6 @@ class IntegerPropertySchema(_Model):
     A whole-number field of an elicitation form.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["integer"]
     """
     Always "integer": selects this variant.
@@ -238,11 +198,6 @@ class MultiSelectItems2(_Model):
     The values a multi-select field offers: plain strings, or values with titles.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        extra="allow",
-        populate_by_name=True,
-    )
     type: str
     """
     Names the kind of this item; it selects the variant.
@@ -254,11 +209,6 @@ class NumberPropertySchema(_Model):
     A number field of an elicitation form.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["number"]
     """
     Always "number": selects this variant.
@@ -302,11 +252,6 @@ class StringMultiSelectItems(_Model):
     Multi-select values given as plain strings.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     enum: Annotated[list[str], Field(min_length=1)]
     """
     The values the user may pick.
@@ -322,11 +267,6 @@ class StringPropertySchema(_Model):
     A text field of an elicitation form.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["string"]
     """
     Always "string": selects this variant.
@@ -378,11 +318,6 @@ class TitledMultiSelectItems(_Model):
     Multi-select values, each with a title to show.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     any_of: Annotated[list[EnumOption], Field(alias="anyOf", min_length=1)]
     """
     The values the user may pick, each with a title.
@@ -398,11 +333,6 @@ class CompleteElicitationNotification(_Model):
     The params of elicitation/complete: a URL elicitation has finished.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     The URL elicitation that is done.
@@ -418,11 +348,6 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     The "accept" variant of CreateElicitationResponse. The user answered; for a form, the content holds the values.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     action: Literal["accept"]
     """
     Always "accept": selects this variant.
@@ -438,11 +363,6 @@ class MultiSelectItems1(StringMultiSelectItems):
     The values a multi-select field offers: plain strings, or values with titles.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["string"]
     """
     Names the kind of this item; it selects the variant.
@@ -462,11 +382,6 @@ class MultiSelectPropertySchema(_Model):
     A form field where the user picks several values from a list.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["array"]
     """
     Always "array": selects this variant.
@@ -507,11 +422,6 @@ class OtherCreateElicitationResponse(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     action: Annotated[
         str,
         OtherTag(
@@ -554,11 +464,6 @@ class OtherElicitationPropertySchema(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -604,11 +509,6 @@ class ElicitationSchema(_Model):
     The form of an elicitation: a flat object schema whose properties are the fields.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: ElicitationSchemaType
     """
     Always "object".
@@ -646,11 +546,6 @@ class ElicitationRequestScope(_Model):
     Ties an elicitation to a JSON-RPC request rather than a session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     request_id: Annotated[RequestId, Field(alias="requestId")]
     """
     The JSON-RPC request the question belongs to.
@@ -662,11 +557,6 @@ class ElicitationSessionScope(_Model):
     Ties an elicitation to a session and, optionally, one of its tool calls.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session the question belongs to.
@@ -682,11 +572,6 @@ class ElicitationUrlMode1(ElicitationSessionScope):
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     Identifies this elicitation; elicitation/complete names it when done.
@@ -702,11 +587,6 @@ class ElicitationUrlMode2(ElicitationRequestScope):
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     Identifies this elicitation; elicitation/complete names it when done.
@@ -728,11 +608,6 @@ class CreateElicitationRequest21(ElicitationSessionScope):
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     Identifies this elicitation; elicitation/complete names it when done.
@@ -748,11 +623,6 @@ class CreateElicitationRequest22(ElicitationRequestScope):
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
     """
     Identifies this elicitation; elicitation/complete names it when done.
@@ -768,11 +638,6 @@ class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRe
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -792,11 +657,6 @@ class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRe
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -824,11 +684,6 @@ class CreateElicitationRequest3(ElicitationSessionScope):
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        extra="allow",
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -848,11 +703,6 @@ class CreateElicitationRequest4(ElicitationRequestScope):
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        extra="allow",
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -872,11 +722,6 @@ class CreateElicitationRequest11(ElicitationSessionScope):
     A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
     The form to show: a restricted JSON Schema of flat fields.
@@ -888,11 +733,6 @@ class CreateElicitationRequest12(ElicitationRequestScope):
     A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
     The form to show: a restricted JSON Schema of flat fields.
@@ -904,11 +744,6 @@ class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRe
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -928,11 +763,6 @@ class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRe
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message: str
     """
     What the Agent asks for, shown to the user.
@@ -972,11 +802,6 @@ class ElicitationFormMode1(ElicitationSessionScope):
     A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
     The form to show: a restricted JSON Schema of flat fields.
@@ -988,11 +813,6 @@ class ElicitationFormMode2(ElicitationRequestScope):
     A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
     The form to show: a restricted JSON Schema of flat fields.

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from pydantic import ConfigDict
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -30,11 +29,6 @@ class ErrorStopReason(_Model):
     What an idle state update carries when foreground work ended because something failed.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     error: "_jsonrpc.Error | None" = None
     """
     The failure as a JSON-RPC error object; omitted and null both mean the Agent does not report it.
@@ -90,11 +84,6 @@ class ClientNotification(_Model):
     A notification the Client sends to the Agent; its params are those of the method it names.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     method: str
     params: "MessageMcpNotification | _prompt.CancelSessionNotification | ExtNotification | None" = None
 
@@ -104,11 +93,6 @@ class ProxyNotification(_Model):
     A notification sent along a proxy chain; its params are those of the method it names.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     method: str
     params: ProxySuccessorNotification | None = None
 
@@ -118,11 +102,6 @@ class ProxyResponse2(_Model):
     The answer to a request sent along a proxy chain, a result or an error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId | None
     error: "_jsonrpc.Error"
 
@@ -132,11 +111,6 @@ class AgentResponse2(_Model):
     The Agent's answer to a request from the Client, a result or an error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId | None
     error: "_jsonrpc.Error"
 
@@ -146,11 +120,6 @@ class ClientResponse1(_Model):
     The Client's answer to a request from the Agent, a result or an error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId
     result: CreateElicitationResponse | MessageMcpResponse | RequestPermissionResponse | ExtResponse
 
@@ -160,11 +129,6 @@ class ClientResponse2(_Model):
     The Client's answer to a request from the Agent, a result or an error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId | None
     error: "_jsonrpc.Error"
 
@@ -180,11 +144,6 @@ class ProxyRequest(_Model):
     A request sent along a proxy chain; its params are those of the method it names.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId
     method: str
     params: "_proxy.InitializeProxyRequest | ProxySuccessorRequest | None" = None
@@ -195,11 +154,6 @@ class ClientRequest(_Model):
     A request the Client sends to the Agent; its params are those of the method it names.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId
     method: str
     params: "LoginAuthRequest | LogoutAuthRequest | AuthStatusRequest | InitializeRequest | DisableProviderRequest | ListProvidersRequest | SetProviderRequest | ArchiveSessionRequest | CloseSessionRequest | DeleteSessionRequest | _session.ForkSessionRequest | ListSessionsRequest | _session.NewSessionRequest | _prompt.PromptRequest | _session.ResumeSessionRequest | _config.SetSessionConfigOptionRequest | SetSessionTitleRequest | SessionStatusRequest | UnarchiveSessionRequest | _terminals.CancelTerminalRequest | _tools.CancelToolCallRequest | ExtRequest | None" = None
@@ -210,11 +164,6 @@ class ProxyResponse1(_Model):
     The answer to a request sent along a proxy chain, a result or an error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId
     result: "_proxy.InitializeProxyResponse | ProxySuccessorResponse"
 
@@ -230,11 +179,6 @@ class AgentNotification(_Model):
     A notification the Agent sends to the Client; its params are those of the method it names.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     method: str
     params: "AuthStatusUpdateNotification | CompleteElicitationNotification | _updates.UpdateSessionNotification | ExtNotification | None" = None
 
@@ -244,11 +188,6 @@ class AgentResponse1(_Model):
     The Agent's answer to a request from the Client, a result or an error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId
     result: "LoginAuthResponse | LogoutAuthResponse | AuthStatusResponse | InitializeResponse | DisableProviderResponse | ListProvidersResponse | SetProviderResponse | ArchiveSessionResponse | CloseSessionResponse | DeleteSessionResponse | _session.ForkSessionResponse | ListSessionsResponse | _session.NewSessionResponse | _prompt.PromptResponse | _session.ResumeSessionResponse | SetSessionConfigOptionResponse | SetSessionTitleResponse | _session.SessionStatusResponse | UnarchiveSessionResponse | CancelTerminalResponse | CancelToolCallResponse | ExtResponse"
 
@@ -264,11 +203,6 @@ class AgentRequest(_Model):
     A request the Agent sends to the Client; its params are those of the method it names.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     id: RequestId
     method: str
     params: "_elicitation.CreateElicitationRequest | MessageMcpRequest | _permissions.RequestPermissionRequest | ExtRequest | None" = None

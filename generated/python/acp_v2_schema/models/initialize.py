@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -13,11 +13,6 @@ class Implementation(_Model):
     The name and version of a Client or Agent program.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     name: str
     """
     The program's name, for logs and for matching; not meant for display.
@@ -47,11 +42,6 @@ class InitializeRequest(_Model):
     The params of initialize: the Client's protocol version, identity and capabilities.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
     """
     The newest protocol version the Client supports.
@@ -75,11 +65,6 @@ class InitializeResponse(_Model):
     The result of initialize: the protocol version chosen, the Agent's identity and capabilities, and how to sign in.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
     """
     The protocol version the Agent chose for this connection.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -30,11 +30,6 @@ class InvalidParamsErrorData(_Model):
     The data of a -32602 (Invalid params) error, telling its cases apart (an addition of this spec to ACP). An Agent that rejects a session/prompt because of its idempotencyKey SHOULD send it. A Client that gets no such data treats the error as any other bad parameter. In no case does the Client resend the same params.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     param: str
     """
     The name of the rejected parameter, such as idempotencyKey.
@@ -60,11 +55,6 @@ class CancelRequestNotification(_Model):
     The params of $/cancel_request: asks the receiver to stop working on an earlier request. The request still gets exactly one answer.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     request_id: Annotated[RequestId, Field(alias="requestId")]
     """
     The id of the request to cancel.
@@ -85,11 +75,6 @@ class SessionNotFoundErrorData(_Model):
     The data of the error that says a session does not exist.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that was not found.
@@ -105,11 +90,6 @@ class UnsupportedProtocolVersionErrorData(_Model):
     The data of the error that says the protocol version is not supported.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     requested: ProtocolVersion
     """
     The protocol version the Client asked for.
@@ -138,11 +118,6 @@ class Error(_Model):
     A JSON-RPC error object. For session/prompt, an error response means no message was inserted, so the idempotency key stays unused and the same prompt may be sent again with it. -32602 (Invalid params) answers a malformed key; -32800 (Request cancelled) answers every pending attempt of a prompt cancelled before insertion.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     code: ErrorCode
     """
     The error code; the JSON-RPC and ACP ranges give it meaning.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class EnvVariable(_Model):
     An environment variable to set for a program.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     name: str
     """
     The variable's name.
@@ -38,11 +33,6 @@ class HttpHeader(_Model):
     An HTTP header to send.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     name: str
     """
     The header's name.
@@ -62,11 +52,6 @@ class McpError(_Model):
     An error object from an MCP server, passed on unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        extra="allow",
-        populate_by_name=True,
-    )
     code: int
     """
     The MCP error code.
@@ -98,11 +83,6 @@ class McpServerHttp(_Model):
     An MCP server reached over HTTP.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["http"]
     """
     Always "http": selects this variant.
@@ -130,11 +110,6 @@ class MessageMcpNotification(_Model):
     The params of the mcp/message notification: one MCP notification, wrapped.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     server_id: Annotated[McpServerAcpId, Field(alias="serverId")]
     """
     The MCP server the message is for.
@@ -162,11 +137,6 @@ class MessageMcpRequest(_Model):
     The params of the mcp/message request: one MCP request, wrapped.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     server_id: Annotated[McpServerAcpId, Field(alias="serverId")]
     """
     The MCP server the message is for.
@@ -194,11 +164,6 @@ class MessageMcpResponse1(_Model):
     The result of the mcp/message request: the MCP result or the MCP error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     result: Any
     """
     The MCP result, passed on unchanged; may be null.
@@ -214,11 +179,6 @@ class MessageMcpResponse2(_Model):
     The result of the mcp/message request: the MCP result or the MCP error.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     error: McpError
     """
     The MCP error, passed on unchanged.
@@ -240,11 +200,6 @@ class McpServerAcp(_Model):
     An MCP server reached over the ACP connection itself, through mcp/message.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["acp"]
     """
     Always "acp": selects this variant.
@@ -269,11 +224,6 @@ class OtherMcpServer(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -298,11 +248,6 @@ class McpServerStdio(_Model):
     An MCP server the Agent starts as a local process and talks to over stdin and stdout.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["stdio"]
     """
     Always "stdio": selects this variant.

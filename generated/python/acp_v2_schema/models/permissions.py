@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class CancelledPermissionOutcome(_Model):
     The user did not choose, or the request was cancelled; nothing is allowed.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     outcome: Literal["cancelled"]
     """
     Always "cancelled": selects this variant.
@@ -53,11 +48,6 @@ class SelectedPermissionOutcome(_Model):
     The user chose one of the options offered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     outcome: Literal["selected"]
     """
     Always "selected": selects this variant.
@@ -77,11 +67,6 @@ class PermissionOption(_Model):
     One answer the user can give to a permission request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
     """
     The option's identifier.
@@ -106,11 +91,6 @@ class OtherRequestPermissionOutcome(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     outcome: Annotated[
         str,
         OtherTag(
@@ -149,11 +129,6 @@ class RequestPermissionResponse(_Model):
     The result of session/request_permission: what the user decided.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     outcome: RequestPermissionOutcome
     """
     What the user decided.
@@ -170,11 +145,6 @@ class OtherRequestPermissionSubject(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -200,11 +170,6 @@ class CommandPermissionSubject(_Model):
     Permission to run a shell command: what runs and where.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["command"]
     """
     Always "command": selects this variant.
@@ -236,11 +201,6 @@ class ToolCallPermissionSubject(_Model):
     Permission to run a tool call.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["tool_call"]
     """
     Always "tool_call": selects this variant.
@@ -278,11 +238,6 @@ class RequestPermissionRequest(_Model):
     The params of session/request_permission: what needs approval and the answers offered.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that asks.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -36,11 +36,6 @@ class PlanMarkdown(_Model):
     A plan as Markdown text.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["markdown"]
     """
     Always "markdown": selects this variant.
@@ -64,11 +59,6 @@ class PlanRemoved(_Model):
     Removes a plan from the session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")]
     """
     Always "plan_removed": selects this variant.
@@ -88,11 +78,6 @@ class PlanEntry(_Model):
     One step of a plan.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     content: str
     """
     What the step does, in a few words.
@@ -116,11 +101,6 @@ class PlanFile(_Model):
     A plan kept in a file, named by URI.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["file"]
     """
     Always "file": selects this variant.
@@ -144,11 +124,6 @@ class PlanItems(_Model):
     A plan as a list of steps.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["items"]
     """
     Always "items": selects this variant.
@@ -173,11 +148,6 @@ class OtherPlanUpdateContent(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -214,11 +184,6 @@ class PlanUpdate(_Model):
     Creates a plan or replaces its content.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["plan_update"], Field(alias="sessionUpdate")]
     """
     Always "plan_update": selects this variant.

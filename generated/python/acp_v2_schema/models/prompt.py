@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from ._base import Model as _Model
 
@@ -17,11 +17,6 @@ class PromptResponse(_Model):
     Sent once the user message is inserted. A retry carrying the same idempotency key gets the same messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """
     The identifier of the inserted user message; required and never null.
@@ -37,11 +32,6 @@ class CancelSessionNotification(_Model):
     The params of session/cancel: stops the session's foreground work and drops prompts not yet inserted.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session whose foreground work is cancelled.
@@ -57,11 +47,6 @@ class PromptRequest(_Model):
     Asks the Agent to insert one user message into a session. The request is answered as soon as the message is inserted, not when the work it starts is finished.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that receives the message.

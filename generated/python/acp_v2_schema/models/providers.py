@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -13,11 +13,6 @@ class DisableProviderResponse(_Model):
     The result of providers/disable: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -29,11 +24,6 @@ class ListProvidersRequest(_Model):
     The params of providers/list: none beyond optional _meta.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -59,11 +49,6 @@ class ProviderCurrentConfig(_Model):
     How a provider is configured now.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     api_type: Annotated[LlmProtocol, Field(alias="apiType")]
     """
     The API protocol the provider endpoint speaks.
@@ -89,11 +74,6 @@ class ProviderInfo(_Model):
     A model provider the Agent knows: what it supports and how it is configured.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     provider_id: Annotated[ProviderId, Field(alias="providerId")]
     """
     The provider's identifier.
@@ -121,11 +101,6 @@ class SetProviderRequest(_Model):
     The params of providers/set: replaces the configuration of one provider.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     provider_id: Annotated[ProviderId, Field(alias="providerId")]
     """
     The provider to configure.
@@ -153,11 +128,6 @@ class SetProviderResponse(_Model):
     The result of providers/set: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -169,11 +139,6 @@ class DisableProviderRequest(_Model):
     The params of providers/disable: stops the Agent from using one provider.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     provider_id: Annotated[ProviderId, Field(alias="providerId")]
     """
     The provider to disable.
@@ -189,11 +154,6 @@ class ListProvidersResponse(_Model):
     The result of providers/list: every provider the Agent knows.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     providers: list[ProviderInfo]
     """
     The providers the Agent knows, each with its current configuration.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -13,11 +13,6 @@ class ProxySuccessorNotification(_Model):
     The params of the proxy/successor notification: one notification, wrapped.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     method: str
     """
     The method of the wrapped notification.
@@ -37,11 +32,6 @@ class ProxySuccessorRequest(_Model):
     The params of the proxy/successor request: one request, wrapped.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     method: str
     """
     The method of the wrapped request.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -19,11 +19,6 @@ class ArchiveSessionResponse(_Model):
     The result of session/archive: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -35,11 +30,6 @@ class CloseSessionResponse(_Model):
     The result of session/close: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -51,11 +41,6 @@ class DeleteSessionResponse(_Model):
     The result of session/delete: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -73,11 +58,6 @@ class ReplayFromStart(_Model):
     Replay from the start of the history the Agent keeps.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["start"]
     """
     Always "start": selects this variant.
@@ -107,11 +87,6 @@ class SessionInfo(_Model):
     What session/list tells about one session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session.
@@ -161,11 +136,6 @@ class SessionStatusRequest(_Model):
     The params of session/status: which session to ask about.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to ask about.
@@ -181,11 +151,6 @@ class SetSessionTitleRequest(_Model):
     The params of session/set_title: the session and its new title.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to rename.
@@ -205,11 +170,6 @@ class SetSessionTitleResponse(_Model):
     The result of session/set_title: the title now in force.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     title: str
     """
     The title the session has now, which the Agent may have adjusted.
@@ -231,11 +191,6 @@ class UnarchiveSessionRequest(_Model):
     The params of session/unarchive: shows an archived session in session/list again.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to unarchive.
@@ -251,11 +206,6 @@ class UnarchiveSessionResponse(_Model):
     The result of session/unarchive: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -267,11 +217,6 @@ class ArchiveSessionRequest(_Model):
     The params of session/archive: hides a session from the default session/list.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to archive.
@@ -287,11 +232,6 @@ class CloseSessionRequest(_Model):
     The params of session/close: ends an active session and frees what it holds.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to close.
@@ -307,11 +247,6 @@ class DeleteSessionRequest(_Model):
     The params of session/delete: removes a session for good.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to delete.
@@ -327,11 +262,6 @@ class ListSessionsRequest(_Model):
     The params of session/list: optional filters and a page cursor.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     cwd: AbsolutePath | None = None
     """
     Only list sessions with this working directory; omitted means all.
@@ -355,11 +285,6 @@ class ListSessionsResponse(_Model):
     The result of session/list: one page of sessions and the cursor for the next.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     sessions: list[SessionInfo]
     """
     The sessions on this page.
@@ -380,11 +305,6 @@ class OtherReplayFrom(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[str, OtherTag(("start",))]
     """
     The tag value, which no known variant of ReplayFrom has.
@@ -419,11 +339,6 @@ class SessionStatusResponse(_Model):
     The result of session/status: whether the session is open and what it is doing.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     status: SessionStatus
     """
     Whether the session is open in memory or only saved.
@@ -443,11 +358,6 @@ class SystemPrompt(_Model):
     Instructions that add to or replace the Agent's own for one session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     mode: SystemPromptMode
     """
     Whether the content adds to the Agent's own instructions or replaces them.
@@ -467,11 +377,6 @@ class ForkSessionRequest(_Model):
     The params of session/fork: makes a new session that starts from a copy of another.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to copy.
@@ -505,11 +410,6 @@ class NewSessionRequest(_Model):
     The params of session/new: where the session works and which MCP servers it uses.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     cwd: AbsolutePath
     """
     The working directory of the session, as an absolute path; file operations stay inside it.
@@ -539,11 +439,6 @@ class ResumeSessionRequest(_Model):
     The params of session/resume: attaches this connection to an existing session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session to resume.
@@ -581,11 +476,6 @@ class ForkSessionResponse(_Model):
     The result of session/fork: the new session and its starting options and commands.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The new session the fork created.
@@ -611,11 +501,6 @@ class NewSessionResponse(_Model):
     The result of session/new: the new session and its starting options and commands.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The identifier of the new session.
@@ -641,11 +526,6 @@ class ResumeSessionResponse(_Model):
     The result of session/resume: the session's options and commands.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
     """
     The session's configuration options, in full.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class Usage(_Model):
     Token counts for a piece of work.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     total_tokens: Annotated[int, Field(alias="totalTokens", ge=0)]
     """
     All tokens, counted together.
@@ -54,11 +49,6 @@ class BackgroundSubagent(_Model):
     A subagent whose work runs in the background, named by its session.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["subagent"]
     """
     Always "subagent": selects this variant.
@@ -78,11 +68,6 @@ class BackgroundTerminal(_Model):
     A terminal whose command runs in the background.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["terminal"]
     """
     Always "terminal": selects this variant.
@@ -102,11 +87,6 @@ class BackgroundToolCall(_Model):
     A tool call whose work goes on in the background.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["tool_call"]
     """
     Always "tool_call": selects this variant.
@@ -127,11 +107,6 @@ class OtherBackgroundWork(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -171,11 +146,6 @@ class RequiresActionStateUpdate(_Model):
     Foreground work is waiting for the user to act.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     state: Literal["requires_action"]
     """
     Always "requires_action": selects this variant.
@@ -195,11 +165,6 @@ class RunningStateUpdate(_Model):
     Foreground work is running.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     state: Literal["running"]
     """
     Always "running": selects this variant.
@@ -219,11 +184,6 @@ class UnknownStateUpdate(_Model):
     The Agent cannot tell what its foreground work is doing right now.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     state: Literal["unknown"]
     """
     Always "unknown": selects this variant.
@@ -243,11 +203,6 @@ class IdleStateUpdate(_Model):
     No foreground work is running. The stopReason says why the last work stopped, if it just did; background work may still run.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     state: Literal["idle"]
     """
     Always "idle": selects this variant.
@@ -280,11 +235,6 @@ class OtherStateUpdate(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     state: Annotated[
         str,
         OtherTag(

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -13,11 +13,6 @@ class CancelTerminalResponse(_Model):
     The result of terminal/cancel: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -29,11 +24,6 @@ class TerminalExitStatus(_Model):
     How a terminal's process ended.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     exit_code: Annotated[int | None, Field(alias="exitCode")] = None
     """
     The exit code, if the process exited normally.
@@ -59,11 +49,6 @@ class TerminalOutput(_Model):
     All output of a terminal so far; it replaces what the Client holds.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
     """
     All output so far, as text.
@@ -79,11 +64,6 @@ class TerminalOutputChunk(_Model):
     Adds output to the end of a terminal the Agent owns.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["terminal_output_chunk"], Field(alias="sessionUpdate")]
     """
     Always "terminal_output_chunk": selects this variant.
@@ -107,11 +87,6 @@ class TerminalSize(_Model):
     The size of a terminal in character cells.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     cols: Annotated[int, Field(ge=1, le=65535)]
     """
     The width in character cells.
@@ -131,11 +106,6 @@ class TerminalUpdate(_Model):
     Creates a terminal the Agent owns or updates its fields, keyed by terminalId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["terminal_update"], Field(alias="sessionUpdate")]
     """
     Always "terminal_update": selects this variant.
@@ -179,11 +149,6 @@ class Terminal(_Model):
     Tool call content that shows a terminal the Agent owns.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["terminal"]
     """
     Always "terminal": selects this variant.
@@ -207,11 +172,6 @@ class CancelTerminalRequest(_Model):
     The params of terminal/cancel: stops one terminal the Agent owns.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session the terminal belongs to.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, Tag
+from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -14,11 +14,6 @@ class CancelToolCallResponse(_Model):
     The result of tool_call/cancel: an empty object (with optional _meta) that confirms success.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
@@ -51,11 +46,6 @@ class ToolCallLocation(_Model):
     A file, and optionally a line, that a tool call reads or changes.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     path: "_session.AbsolutePath"
     """
     The file, as an absolute path.
@@ -109,11 +99,6 @@ class DiffPatch(_Model):
     Patch text that shows a change, with its format.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     format: DiffPatchFormat
     """
     The format of the patch text.
@@ -134,11 +119,6 @@ class OtherDiffChange(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     operation: Annotated[
         str,
         OtherTag(
@@ -162,11 +142,6 @@ class OtherToolCallContent(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[
         str,
         OtherTag(
@@ -187,11 +162,6 @@ class ToolCallContentChunk(_Model):
     Appends one content item to a tool call.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["tool_call_content_chunk"], Field(alias="sessionUpdate")]
     """
     Always "tool_call_content_chunk": selects this variant.
@@ -215,11 +185,6 @@ class ToolCallUpdate(_Model):
     Creates a tool call or updates its fields, keyed by toolCallId; fields left out are unchanged.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     tool_call_id: "Annotated[_tools.ToolCallId, Field(alias='toolCallId')]"
     """
     The tool call this update creates or changes.
@@ -277,11 +242,6 @@ class DiffPathChange(_Model):
     The path of a file that was added, deleted or modified.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     path: AbsolutePath
     """
     The file that was added, deleted or changed.
@@ -293,11 +253,6 @@ class DiffPathPairChange(_Model):
     The old and new paths of a file that was moved or copied.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     old_path: Annotated[AbsolutePath, Field(alias="oldPath")]
     """
     The path the file was moved or copied from.
@@ -313,11 +268,6 @@ class CancelToolCallRequest(_Model):
     The params of tool_call/cancel: stops one tool call.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session the tool call belongs to.
@@ -337,11 +287,6 @@ class DiffChangeAdd(DiffPathChange):
     The "add" variant of DiffChange. A file was created.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     operation: Literal["add"]
     """
     Always "add": selects this variant.
@@ -365,11 +310,6 @@ class DiffChangeCopy(DiffPathPairChange):
     The "copy" variant of DiffChange. A file was copied to a new path.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     operation: Literal["copy"]
     """
     Always "copy": selects this variant.
@@ -393,11 +333,6 @@ class DiffChangeDelete(DiffPathChange):
     The "delete" variant of DiffChange. A file was removed.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     operation: Literal["delete"]
     """
     Always "delete": selects this variant.
@@ -421,11 +356,6 @@ class DiffChangeModify(DiffPathChange):
     The "modify" variant of DiffChange. A file's contents changed.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     operation: Literal["modify"]
     """
     Always "modify": selects this variant.
@@ -449,11 +379,6 @@ class DiffChangeMove(DiffPathPairChange):
     The "move" variant of DiffChange. A file was moved to a new path.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     operation: Literal["move"]
     """
     Always "move": selects this variant.
@@ -500,11 +425,6 @@ class Diff(_Model):
     File changes a tool call made or proposes, file by file, with optional patch text.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["diff"]
     """
     Always "diff": selects this variant.
@@ -528,11 +448,6 @@ class Content(_Model):
     Tool call content that is an ordinary content block.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["content"]
     """
     Always "content": selects this variant.

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Model as _Model
@@ -28,11 +28,6 @@ class Cost(_Model):
     An amount of money and its currency.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     amount: float
     """
     The amount spent so far.
@@ -60,11 +55,6 @@ class SessionInfoUpdate(_Model):
     Reports new values of session metadata; fields left out are unchanged.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
     """
     Always "session_info_update": selects this variant.
@@ -88,11 +78,6 @@ class SessionUpdateStateUpdate1(_Model):
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
     """
     Always "state_update": selects this variant.
@@ -104,11 +89,6 @@ class TextCommandInput(_Model):
     The command takes free text after its name.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["text"]
     """
     Always "text": selects this variant.
@@ -128,11 +108,6 @@ class UsageUpdate(_Model):
     Reports how much of the context window is in use and the session's total cost.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")]
     """
     Always "usage_update": selects this variant.
@@ -161,11 +136,6 @@ class OtherAvailableCommandInput(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[str, OtherTag(("text",))]
     """
     The tag value, which no known variant of AvailableCommandInput has.
@@ -193,11 +163,6 @@ class Command(_Model):
     A slash command the user can run by starting a prompt with /name.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     type: Literal["command"]
     """
     Always "command": selects this variant.
@@ -225,11 +190,6 @@ class Notice(_Model):
     A short message for the user, with a severity; the session history does not keep it.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")]
     """
     Always "notice": selects this variant.
@@ -258,11 +218,6 @@ class OtherAvailableCommand(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     type: Annotated[str, OtherTag(("command",))]
     """
     The tag value, which no known variant of AvailableCommand has.
@@ -290,11 +245,6 @@ class AvailableCommandsUpdate(_Model):
     Announces the full set of slash commands the session offers now.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["available_commands_update"], Field(alias="sessionUpdate")]
     """
     Always "available_commands_update": selects this variant.
@@ -315,11 +265,6 @@ class OtherSessionUpdate(_Model):
     starting with `_` (an extension). The tag and every other field are kept and written back unchanged.
     """
 
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
     session_update: Annotated[
         str,
         Field(alias="sessionUpdate"),
@@ -379,11 +324,6 @@ class SessionUpdateStateUpdate2(RunningStateUpdate, SessionUpdateStateUpdate1):
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
     """
     Always "state_update": selects this variant.
@@ -395,11 +335,6 @@ class SessionUpdateStateUpdate4(RequiresActionStateUpdate, SessionUpdateStateUpd
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
     """
     Always "state_update": selects this variant.
@@ -411,11 +346,6 @@ class SessionUpdateStateUpdate3(IdleStateUpdate, SessionUpdateStateUpdate1):
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
     """
     Always "state_update": selects this variant.
@@ -427,11 +357,6 @@ class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")]
     """
     Always "state_update": selects this variant.
@@ -442,12 +367,6 @@ class OtherSessionUpdateStateUpdate(OtherStateUpdate, SessionUpdateStateUpdate1)
     """
     A SessionUpdateStateUpdate whose `state` this version does not know; every field is kept and written back unchanged.
     """
-
-    model_config = ConfigDict(
-        defer_build=True,
-        populate_by_name=True,
-        extra="allow",
-    )
 
 
 SessionUpdateStateUpdate = TypeAliasType(
@@ -484,11 +403,6 @@ class SubagentUpdate(_Model):
     Reports the current state of a subagent, replacing what the Client held for it.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")]
     """
     Always "subagent_update": selects this variant.
@@ -534,11 +448,6 @@ class ContentChunk(_Model):
     One piece of message content streamed for the message named by messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """
     The message this update is about.
@@ -558,11 +467,6 @@ class SessionMessage(_Model):
     Creates a message between sessions (for example to or from a subagent) or replaces it in full.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")]
     """
     Always "session_message": selects this variant.
@@ -602,11 +506,6 @@ class SessionMessageChunk(_Model):
     Appends one piece of content to a message between sessions.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")]
     """
     Always "session_message_chunk": selects this variant.
@@ -630,11 +529,6 @@ class SessionUpdateAgentMessageChunk(ContentChunk):
     The "agent_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")]
     """
     Always "agent_message_chunk": selects this variant.
@@ -646,11 +540,6 @@ class SessionUpdateAgentThoughtChunk(ContentChunk):
     The "agent_thought_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")]
     """
     Always "agent_thought_chunk": selects this variant.
@@ -662,11 +551,6 @@ class SessionUpdateUserMessageChunk(ContentChunk):
     The "user_message_chunk" variant of SessionUpdate. One piece of message content streamed for the message named by messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")]
     """
     Always "user_message_chunk": selects this variant.
@@ -678,11 +562,6 @@ class UserMessage(_Model):
     Creates a user message or updates it in place, keyed by messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")]
     """
     Always "user_message": selects this variant.
@@ -706,11 +585,6 @@ class AgentMessage(_Model):
     Creates an Agent message or updates it in place, keyed by messageId. Fields that are sent replace what the Client holds.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")]
     """
     Always "agent_message": selects this variant.
@@ -734,11 +608,6 @@ class AgentThought(_Model):
     Creates a reasoning message of the Agent or updates it in place, keyed by messageId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["agent_thought"], Field(alias="sessionUpdate")]
     """
     Always "agent_thought": selects this variant.
@@ -762,11 +631,6 @@ class CompactionSummaryChunk(_Model):
     Appends one content block to the retained summary of a compaction.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")]
     """
     Always "compaction_summary_chunk": selects this variant.
@@ -790,11 +654,6 @@ class CompactionUpdate(_Model):
     Creates a context compaction or changes its status, summary or error, keyed by compactionId.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")]
     """
     Always "compaction_update": selects this variant.
@@ -826,11 +685,6 @@ class SessionUpdateToolCallUpdate(ToolCallUpdate):
     The "tool_call_update" variant of SessionUpdate. Creates a tool call or updates its fields, keyed by toolCallId; fields left out are unchanged.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")]
     """
     Always "tool_call_update": selects this variant.
@@ -883,11 +737,6 @@ class UpdateSessionNotification(_Model):
     The params of session/update: the session and one change to it.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        defer_build=True,
-        populate_by_name=True,
-    )
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """
     The session that changed.
