@@ -9,8 +9,6 @@ import hashlib
 import io
 import json
 import pickle
-import subprocess
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -308,6 +306,8 @@ def _read_json(path: Path, display: str) -> Any:
 
 # -- git ------------------------------------------------------------------------------------------------------
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # here, not at the top: a diff of two directories never runs git
+
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -324,6 +324,9 @@ def _relative_spec_dir(spec_dir: Path, root: Path) -> Path:
 
 def _extract(root: Path, rev: str, inner: Path, dest: Path) -> None:
     """Write `rev`'s copy of the spec directory under `dest`, from git's object store."""
+    import subprocess
+    import tarfile
+
     try:
         done = subprocess.run(
             ["git", "-C", str(root), "archive", "--format=tar", rev, "--", inner.as_posix()],
