@@ -57,6 +57,11 @@ def load_accepted(spec_dir: Path, root: Path) -> tuple[list[Acceptance], list[Di
     return (entries if not diagnostics else []), diagnostics
 
 
+def entries_of(docs: list[Document]) -> list[Acceptance]:
+    """The entries of files that the spec's load found sound (as load_accepted returns them then)."""
+    return [entry for doc in docs for entry in _entries(doc)[0]]
+
+
 def check(checker: Any) -> None:
     """The meaning check of the accepted-breaks kind (generator/kinds.py): every problem joins the one report."""
     for doc in checker.docs.get(KIND, []):

@@ -63,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="acp-diff-") as tmp:
         problems: list[Diagnostic] = []
         loaded = []
+        parses = sources.SharedParses()  # the files both sides hold byte for byte are parsed once
         for source in (old_source, new_source):
             try:
-                loaded.append(sources.load(source, root, spec_dir, Path(tmp)))
+                loaded.append(sources.load(source, root, spec_dir, Path(tmp), parses))
             except SpecError as exc:
                 problems.extend(exc.diagnostics)
             except sources.SourceError as exc:

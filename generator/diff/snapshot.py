@@ -14,7 +14,7 @@ from typing import Any
 from ..diagnostics import Location
 from ..loader import DataPath, Document, load_document
 from ..model import SIDE_OF_DIRECTION
-from ..render.schema import _reachable as reachable  # one walk over $refs, shared with the schema renderer
+from ..render.schema import _refs as refs_of  # one reading of $refs, shared with the schema renderer
 from .accepted import Acceptance, Version
 from .rules import READ, WRITTEN
 
@@ -101,10 +101,11 @@ class Snapshot:
         """For each type: the (role, stable) pairs of the methods that reach it through $refs."""
         if self._reach is None:
             found: dict[str, set[tuple[str, bool]]] = {}
+            refs: dict[str, list[str]] = {}  # each type's $refs, read once for every method that reaches it
             for method in self.methods.values():
                 stable = method.stability == "stable"
                 for role, root in ((READ, method.params), (WRITTEN, method.result)):
-                    for name in reachable(self.types, {root} if root else set()):
+                    for name in _reachable(self.types, root, refs):
                         found.setdefault(name, set()).add((role, stable))
             self._reach = found
         return self._reach
@@ -118,3 +119,18 @@ class Snapshot:
             for key, m in self.methods.items()
         }
         return Snapshot(self.label, SCHEMA, methods, self.types, self.origins, self.files, self.prefix)
+
+
+def _reachable(types: dict[str, Any], root: str | None, refs: dict[str, list[str]]) -> set[str]:
+    """The types reachable from `root` through $refs (itself included when it is a type); `refs` memoizes."""
+    seen: set[str] = set()
+    todo = [root] if root else []
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in types:
+            continue
+        seen.add(name)
+        if name not in refs:
+            refs[name] = refs_of(types[name])
+        todo.extend(refs[name])
+    return seen

@@ -5,17 +5,19 @@ A git revision's spec/ is read with `git archive` into a temporary directory; th
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
-import subprocess
-import tarfile
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Diagnostic, Location, SpecError, display_path
-from ..loader import DataPath, load_document
-from .accepted import Version, load_accepted, parse_version
+from ..loader import DataPath, Document
+from ..parsecache import Entry, ParseCache
+from .accepted import KIND as ACCEPTED_KIND
+from .accepted import Version, entries_of, parse_version
 from .snapshot import SCHEMA, SPEC, Leaf, MethodView, Snapshot, Variant
 
 CLASSES_FILE = "retry-classes.yaml"
@@ -51,31 +53,92 @@ def resolve(arg: str, root: Path, spec_dir: Path) -> Source:
     raise SourceError(f"{arg!r} is not a spec directory, a schema file or a git revision of this repository")
 
 
-def load(source: Source, root: Path, spec_dir: Path, scratch: Path) -> Snapshot:
-    """Load a source. Raises SpecError (with positions) when it is not a valid spec or schema."""
+def load(source: Source, root: Path, spec_dir: Path, scratch: Path, parses: SharedParses | None = None) -> Snapshot:
+    """Load a source. Raises SpecError (with positions) when it is not a valid spec or schema.
+
+    With `parses`, a spec file that an earlier load of the same run held byte for byte is not parsed again.
+    """
     if source.kind == "json":
         return load_schema(source.path, root)
     if source.kind == "dir":
-        return load_spec_dir(source.path, root, label=source.label)
+        return load_spec_dir(source.path, root, label=source.label, parses=parses)
     assert source.rev is not None
     tree = scratch / f"rev-{len(list(scratch.iterdir()))}"
     inner = _relative_spec_dir(spec_dir, root)
     _extract(root, source.rev, inner, tree)
-    snapshot = load_spec_dir(tree / inner, tree, label=source.rev, prefix=f"{source.rev}:")
+    snapshot = load_spec_dir(tree / inner, tree, label=source.rev, prefix=f"{source.rev}:", parses=parses)
     snapshot.version = release_of(root, source.rev)
     return snapshot
 
 
 # -- spec directories -------------------------------------------------------------------------------------------
-def load_spec_dir(spec_dir: Path, root: Path, *, label: str, prefix: str = "") -> Snapshot:
-    """A spec directory, validated by the usual loader (so a bad spec gets the usual diagnostics)."""
-    from ..pipeline import load_spec  # late: the loader itself imports this package's accepted.py
+class SharedParses(ParseCache):
+    """The parsed and structure-checked spec files of one `diff` run, shared by its sides; nothing on disk.
 
+    Two versions of a spec mostly hold the same files byte for byte, and parsing a file and checking its structure
+    depend only on its bytes and its meta-schema's (generator/parsecache.py), so each such file is parsed once. An
+    entry is pickled when it is made, before the meaning checks see it, and each load gets a fresh copy named as
+    that side names the file. A file whose parse or structure check found a problem is shared only with a load of
+    the very same path (its diagnostics carry the file's name). The meaning checks always run on each side.
+    """
+
+    def __init__(self) -> None:  # deliberately not ParseCache's: nothing is read from or written to disk
+        self.entries = {}
+        self.used = {}
+        self._where: dict[str, tuple[str, Path, bytes]] = {}  # key -> (display, path, content digest)
+        self._made: dict[bytes, tuple[str, Path, bytes, bool]] = {}  # digest -> (display, path, pickle, clean)
+        self._latest: dict[str, str] = {}  # display -> key of the latest load of that file
+
+    def key(self, display: str, path: Path, data: bytes, meta: bytes) -> str:
+        digest = hashlib.sha256(b"%d\0%b\0%b" % (len(meta), meta, data)).digest()
+        key = f"{display}\0{path.as_posix()}\0{digest.hex()}"
+        self._where[key] = (display, path, digest)
+        self._latest[display] = key
+        return key
+
+    def get(self, key: str) -> Entry | None:
+        display, path, digest = self._where[key]
+        made = self._made.get(digest)
+        if made is None or (not made[3] and (made[0], made[1]) != (display, path)):
+            return None
+        entry: Entry = pickle.loads(made[2])
+        if entry[0] is not None:
+            entry[0].display, entry[0].path = display, path
+        return entry
+
+    def put(self, key: str, entry: Entry) -> None:
+        display, path, digest = self._where[key]
+        if digest not in self._made or not self._made[digest][3]:
+            clean = entry[0] is not None and not entry[1] and not entry[2]
+            self._made[digest] = (display, path, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL), clean)
+
+    def save(self) -> None:
+        return
+
+    def document(self, display: str) -> Document | None:
+        """A fresh copy of the file named `display` as the latest load parsed it (None if it did not parse)."""
+        key = self._latest.get(display)
+        entry = self.get(key) if key is not None else None
+        return entry[0] if entry is not None else None
+
+
+def load_spec_dir(
+    spec_dir: Path, root: Path, *, label: str, prefix: str = "", parses: SharedParses | None = None
+) -> Snapshot:
+    """A spec directory, validated by the usual loader (so a bad spec gets the usual diagnostics)."""
+    from ..kinds import by_name
+    from ..pipeline import load_spec, read_spec  # late: the loader itself imports this package's accepted.py
+
+    read = read_spec(spec_dir, root)
+    parses = parses if parses is not None else SharedParses()
     try:
-        spec = load_spec(spec_dir, root)
+        spec = load_spec(spec_dir, root, read, parses)
     except SpecError as exc:
         raise SpecError([_prefixed(d, prefix) for d in exc.diagnostics]) from None
-    files = {display_path(p, root): p for p in spec_dir.rglob("*.yaml")}
+    files = {}
+    for p in spec_dir.rglob("*.yaml"):
+        rel = p.relative_to(spec_dir).as_posix()
+        files[read.display(rel) if rel in read.files else display_path(p, root)] = p
     methods = {}
     for m in spec.methods:
         methods[(m.name, m.kind)] = MethodView(
@@ -106,8 +169,8 @@ def load_spec_dir(spec_dir: Path, root: Path, *, label: str, prefix: str = "") -
         )
     types = {t.name: t.schema for t in spec.types}
     origins = {t.name: (t.source, ("types", t.name)) for t in spec.types}
-    classes_file = display_path(spec_dir / CLASSES_FILE, root)
-    classes_doc = load_document(spec_dir / CLASSES_FILE, root, [])
+    classes_file = read.display(CLASSES_FILE)
+    classes_doc = parses.document(classes_file)  # load_spec parsed it: the spec would have no classes otherwise
     decision_names = tuple(d.name for d in spec.decisions)
     table = (
         {
@@ -117,7 +180,14 @@ def load_spec_dir(spec_dir: Path, root: Path, *, label: str, prefix: str = "") -
         if classes_doc is not None
         else {}
     )
-    accepted, _ = load_accepted(spec_dir, root)  # already checked by load_spec
+    # The accepted breaks as load_spec parsed them (and found sound, or it would have raised)
+    accepted = entries_of(
+        [
+            doc
+            for doc in (parses.document(read.display(rel)) for rel in read.matching(by_name(ACCEPTED_KIND).pattern))
+            if doc is not None
+        ]
+    )
     return Snapshot(
         label=label,
         kind=SPEC,
@@ -236,6 +306,8 @@ def _read_json(path: Path, display: str) -> Any:
 
 # -- git ------------------------------------------------------------------------------------------------------
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # here, not at the top: a diff of two directories never runs git
+
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -252,6 +324,9 @@ def _relative_spec_dir(spec_dir: Path, root: Path) -> Path:
 
 def _extract(root: Path, rev: str, inner: Path, dest: Path) -> None:
     """Write `rev`'s copy of the spec directory under `dest`, from git's object store."""
+    import subprocess
+    import tarfile
+
     try:
         done = subprocess.run(
             ["git", "-C", str(root), "archive", "--format=tar", rev, "--", inner.as_posix()],
