@@ -334,9 +334,6 @@ def _head() -> Any:
     return TypeAdapter(_Head).validator
 
 
-_REQUESTS = frozenset(method for method, kind in ROUTES if kind == "request")
-
-
 class _Marks(NamedTuple):
     """Text the one-pass read looks for in a line (one set for str lines, one for bytes)."""
 
@@ -444,16 +441,14 @@ class MessageReader:
                     found = None
                     if calls is not False:
                         message = calls.validate_json(line, strict=True)
-                        if type(message) is not Request:
-                            return [message]
-                        method = message.method
-                        if method in _REQUESTS:  # else a notification-only method sent with an id
-                            if self.remember_requests:
-                                request_id = message.id
-                                self.pending.setdefault(
-                                    (type(request_id) is str, request_id), []
-                                ).append(method)
-                            return [message]
+                        # A Request is of a method with a request form: the union has no other (a notification
+                        # refuses an `id`, so a notification-only method sent with one is left to the careful path).
+                        if type(message) is Request and self.remember_requests:
+                            request_id = message.id
+                            self.pending.setdefault(
+                                (type(request_id) is str, request_id), []
+                            ).append(message.method)
+                        return [message]
                 else:
                     # The route of a response is its request's method, found by its id: when one request is
                     # pending, most likely that one (else `_one_pass` finds it by the id read from the text). The
