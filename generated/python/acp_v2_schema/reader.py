@@ -340,8 +340,9 @@ class _Marks(NamedTuple):
     method: Any  # a "method" member: a call, read with the union of calls
     nan: Any  # NaN and Infinity, which pydantic-core reads as numbers though JSON has none: the careful path
     infinity: Any  # refuses them
-    n: Any  # the first letters of those two: a line without the letter (found fast) has no need to look for the
-    i: Any  # word (a second search, slower)
+    n: Any  # letters of those two (N; I and y): a line without one of a word's letters (each found fast) has no
+    i: Any  # need to look for the word (a slower search)
+    y: Any
     result: Any
     id_key: Any
     id_member: re.Pattern[
@@ -361,6 +362,7 @@ _MARKS: dict[type, _Marks] = {
         "Infinity",
         "N",
         "I",
+        "y",
         '"result"',
         '"id"',
         re.compile(_ID_MEMBER),
@@ -372,6 +374,7 @@ _MARKS: dict[type, _Marks] = {
         b"Infinity",
         b"N",
         b"I",
+        b"y",
         b'"result"',
         b'"id"',
         re.compile(_ID_MEMBER.encode()),
@@ -429,7 +432,7 @@ class MessageReader:
         if (
             marks is not None
             and (marks.n not in line or marks.nan not in line)
-            and (marks.i not in line or marks.infinity not in line)
+            and (marks.i not in line or marks.y not in line or marks.infinity not in line)
         ):
             # The one-pass read. Its two common cases (a call; the answer to the one pending request) are written
             # out here, which saves a function call on nearly every line; `_one_pass` reads the other responses.
