@@ -233,7 +233,8 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
 
 def _message(cls: type[Any], members: dict[str, Any], given: dict[str, Any], forbid: bool) -> Any:
     """The schema of a whole message read straight into `cls`: `members` are read from the line (`jsonrpc` is
-    checked, not kept), `given` are set without reading them. `forbid` refuses any other member of the line."""
+    checked, not kept), `given` are set without reading them. `forbid` refuses any other member of the line.
+    A field left out of both (`extension`) reads its default from the class, which costs nothing per message."""
     fields = [cs.dataclass_field("jsonrpc", cs.literal_schema(["2.0"]), init_only=True)]
     fields += [cs.dataclass_field(name, schema) for name, schema in members.items()]
     fields += [
@@ -269,11 +270,9 @@ class _Calls:
                 "params": handler.generate_schema(getattr(models, route.params)),
             }
             if kind == "request":
-                schema = _message(
-                    Request, {"id": _ID_SCHEMA, **members}, {"extension": False}, forbid=False
-                )
+                schema = _message(Request, {"id": _ID_SCHEMA, **members}, {}, forbid=False)
             else:
-                schema = _message(Notification, members, {"extension": False}, forbid=True)
+                schema = _message(Notification, members, {}, forbid=True)
             forms.setdefault(method, []).append(schema)
         choices = {
             m: f[0] if len(f) == 1 else cs.union_schema(f, mode="left_to_right")
@@ -314,8 +313,9 @@ def _answer(method: str, type_name: str | None) -> Any:
                     forbid=True,
                 )
             result = handler.generate_schema(getattr(models, type_name))
-            given = {"method": method, "extension": False}
-            return _message(Response, {"id": _ID_SCHEMA, "result": result}, given, forbid=True)
+            return _message(
+                Response, {"id": _ID_SCHEMA, "result": result}, {"method": method}, forbid=True
+            )
 
     return TypeAdapter(Answer).validator
 
@@ -334,15 +334,15 @@ def _head() -> Any:
     return TypeAdapter(_Head).validator
 
 
-_REQUESTS = frozenset(method for method, kind in ROUTES if kind == "request")
-
-
 class _Marks(NamedTuple):
     """Text the one-pass read looks for in a line (one set for str lines, one for bytes)."""
 
     method: Any  # a "method" member: a call, read with the union of calls
     nan: Any  # NaN and Infinity, which pydantic-core reads as numbers though JSON has none: the careful path
     infinity: Any  # refuses them
+    n: Any  # letters of those two (N; I and y): a line without one of a word's letters (each found fast) has no
+    i: Any  # need to look for the word (a slower search)
+    y: Any
     result: Any
     id_key: Any
     id_member: re.Pattern[
@@ -360,6 +360,9 @@ _MARKS: dict[type, _Marks] = {
         '"method"',
         "NaN",
         "Infinity",
+        "N",
+        "I",
+        "y",
         '"result"',
         '"id"',
         re.compile(_ID_MEMBER),
@@ -369,6 +372,9 @@ _MARKS: dict[type, _Marks] = {
         b'"method"',
         b"NaN",
         b"Infinity",
+        b"N",
+        b"I",
+        b"y",
         b'"result"',
         b'"id"',
         re.compile(_ID_MEMBER.encode()),
@@ -423,9 +429,49 @@ class MessageReader:
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
         marks = _MARKS.get(type(line)) if self.one_pass else None
-        if marks is not None and marks.nan not in line and marks.infinity not in line:
+        if (
+            marks is not None
+            and (marks.n not in line or marks.nan not in line)
+            and (marks.i not in line or marks.y not in line or marks.infinity not in line)
+        ):
+            # The one-pass read. Its two common cases (a call; the answer to the one pending request) are written
+            # out here, which saves a function call on nearly every line; `_one_pass` reads the other responses.
             try:
-                found = self._one_pass(line, marks)
+                if marks.method in line:
+                    calls = _VALIDATORS.get("calls")
+                    if calls is None:
+                        calls = _VALIDATORS["calls"] = _calls() or False
+                    found = None
+                    if calls is not False:
+                        message = calls.validate_json(line, strict=True)
+                        # A Request is of a method with a request form: the union has no other (a notification
+                        # refuses an `id`, so a notification-only method sent with one is left to the careful path).
+                        if type(message) is Request and self.remember_requests:
+                            request_id = message.id
+                            self.pending.setdefault(
+                                (type(request_id) is str, request_id), []
+                            ).append(message.method)
+                        return [message]
+                else:
+                    # The route of a response is its request's method, found by its id: when one request is
+                    # pending, most likely that one (else `_one_pass` finds it by the id read from the text). The
+                    # validator reads the id too, and it must agree.
+                    error = marks.result not in line
+                    pending = self.pending
+                    if len(pending) == 1:
+                        ((key, candidates),) = pending.items()
+                        if len(candidates) == 1:
+                            method = candidates[0]
+                            validator = (_ERRORS if error else _RESULTS).get(
+                                method
+                            ) or _answer_validator(method, error)
+                            if validator is not None:
+                                answer = validator.validate_json(line, strict=True)
+                                answer_id = answer.id
+                                if (type(answer_id) is str, answer_id) == key:
+                                    del pending[key]
+                                    return [answer]
+                    found = self._one_pass(line, marks, error)
             except (
                 ValueError,
                 RecursionError,
@@ -462,41 +508,12 @@ class MessageReader:
             return [self.read_message(value, line)]
         return self.read_value(value)
 
-    def _one_pass(self, line: str | bytes, marks: _Marks) -> Message | None:
-        """The message on a line holding one well-formed message, validated in one pass; None for anything else.
+    def _one_pass(self, line: str | bytes, marks: _Marks, error: bool) -> Message | None:
+        """The response on a line holding one well-formed response, validated in one pass, when `read_line` has not
+        read it as the answer to the one pending request; None for anything else. `error`: no `"result"` in it.
 
         Raises ValidationError for a line the validators refuse. The state (`pending`) changes only on success.
         """
-        if marks.method in line:
-            calls = _VALIDATORS.get("calls")
-            if calls is None:
-                calls = _VALIDATORS["calls"] = _calls()
-                if calls is None:
-                    return None
-            message = calls.validate_json(line, strict=True)
-            if type(message) is Request:
-                if message.method not in _REQUESTS:
-                    return None  # a notification-only method sent with an id
-                if self.remember_requests:
-                    self.pending.setdefault((type(message.id) is str, message.id), []).append(
-                        message.method
-                    )
-            return message  # type: ignore[no-any-return]
-        # The route of a response is its request's method, found by its id: when one request is pending, most
-        # likely that one; else by the id read from the text. The validator reads the id too, and it must agree.
-        error = marks.result not in line
-        pending = self.pending
-        if len(pending) == 1:
-            ((key, candidates),) = pending.items()
-            if len(candidates) == 1:
-                validator = (_ERRORS if error else _RESULTS).get(
-                    candidates[0]
-                ) or _answer_validator(candidates[0], error)
-                if validator is not None:
-                    answer = validator.validate_json(line, strict=True)
-                    if (type(answer.id) is str, answer.id) == key:
-                        del pending[key]
-                        return answer  # type: ignore[no-any-return]
         shaped = marks.answer.match(line)  # the usual response: jsonrpc, id, then result or error
         if shaped is not None:
             number, text, result = shaped.groups()
