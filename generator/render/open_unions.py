@@ -7,7 +7,7 @@ variant, so a malformed known variant stays an error: the fallback's tag field (
 a check that only a message no known variant took ever reaches. Dispatch is one lookup of the tag by pydantic's
 discriminated union.
 
-It also sets `extra="allow"` on every model, so that parsing and then dumping with
+`keep_unknown_fields` sets `extra="allow"` on every model, so that parsing and then dumping with
 `model_dump(mode="json", by_alias=True, exclude_unset=True)` gives back the JSON that was read.
 """
 
@@ -39,9 +39,13 @@ def support_module(header: str) -> str:
     )
 
 
+def keep_unknown_fields(source: str) -> str:
+    """`source` (the generated models module) with models that keep the fields they do not know."""
+    return _CONFIG_BLOCK.sub(_allow_extra, source)
+
+
 def open_models(source: str, spec: Spec) -> str:
-    """`source` (the generated models module) with open unions and models that keep unknown fields."""
-    source = _CONFIG_BLOCK.sub(_allow_extra, source)
+    """`source` (the generated models module) with open unions."""
     found = {
         t.name: union
         for t in spec.types

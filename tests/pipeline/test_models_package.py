@@ -87,3 +87,19 @@ def test_models_are_pydantic_models_of_their_family_module() -> None:
             module = value.__module__
             assert module.startswith("acp_v2_schema.models."), name
             assert Path(sys.modules[module].__file__ or "").parent == MODELS_DIR
+
+
+def test_validate_json_takes_pydantic_options_as_its_own_method_does() -> None:
+    """The base class's fast path for the common call keeps every option of `BaseModel.model_validate_json`."""
+    from pydantic import PydanticUserError, ValidationError
+
+    text = '{"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}], "extraField": 1}'
+    plain = models.PromptRequest.model_validate_json(text)
+    assert plain.session_id == "s1" and plain.model_extra == {"extraField": 1}
+    with pytest.raises(ValidationError):  # the options reach the validator: `extra` overrides the model's `allow`
+        models.PromptRequest.model_validate_json(text, extra="forbid")
+    with pytest.raises(ValidationError):  # and so does `by_alias` (the field is known by its alias only here)
+        models.PromptRequest.model_validate_json(text, by_alias=False, by_name=True)
+    with pytest.raises(PydanticUserError):
+        models.PromptRequest.model_validate_json(text, by_alias=False)
+    assert models.PromptRequest.model_validate_json(text, strict=True, context={}) == plain

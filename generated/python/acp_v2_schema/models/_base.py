@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
+from pydantic.config import ExtraValues
 from pydantic_core import CoreSchema
+from typing_extensions import Self
 
 _BUILDING: set[type[BaseModel]] = set()
 """The models whose validators are being built (by any thread: another thread then makes the schema inline)."""
@@ -27,6 +29,40 @@ class Model(BaseModel):
     # The configuration of every model, which none repeats (each class's own costs time at its creation and first
     # use). This class itself is never validated: nothing to build for it.
     model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
+
+    @classmethod
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """Validate JSON text, as `BaseModel.model_validate_json` does.
+
+        The common call, with no option, goes straight to the validator: the keyword options that pydantic's own
+        method passes on cost a tenth of the time a small message takes to validate.
+        """
+        if (
+            strict is None
+            and extra is None
+            and context is None
+            and by_alias is None
+            and by_name is None
+        ):
+            model: Self = cls.__pydantic_validator__.validate_json(json_data)
+            return model
+        return super().model_validate_json(
+            json_data,
+            strict=strict,
+            extra=extra,
+            context=context,
+            by_alias=by_alias,
+            by_name=by_name,
+        )
 
     @classmethod
     def model_rebuild(
