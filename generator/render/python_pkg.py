@@ -61,7 +61,10 @@ TARGET_PYTHON = "3.10"
 LINE_LENGTH = 100
 # The base class of every model (see its docstring), bound in each family module as `_Model`.
 BASE_MODULE = f"{MODELS}/_base.py"
-_BASE_IMPORT = f"from .{BASE_MODULE.rsplit('/', 1)[-1].removesuffix('.py')} import Model as _Model\n"
+_BASE_IMPORT = f"from .{BASE_MODULE.rsplit('/', 1)[-1].removesuffix('.py')} import Meta as _Meta, Model as _Model\n"
+# The annotation of the `_meta` field, which most models have: written once, in the base module (as `Meta`), and
+# named by every field, it is made once instead of once a model (a tenth of the time that creating the classes takes).
+_META_ANNOTATION = 'Annotated[dict[str, Any] | None, Field(alias="_meta")]'
 _FUTURE_ANNOTATIONS = "from __future__ import annotations\n"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
@@ -119,7 +122,7 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True, keep_unknown_fiel
     modules, owners = split_models(_on_base_model(source), families)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
-    files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header(), config=config)
+    files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header(), config=config, meta=_META_ANNOTATION)
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)
@@ -182,10 +185,12 @@ def _generated(text: str) -> str:
 
 
 def _on_base_model(source: str) -> str:
-    """Every model derives from the package's base class instead of pydantic's `BaseModel` directly."""
+    """Every model derives from the package's base class instead of pydantic's `BaseModel` directly, and names the
+    base module's annotation of the `_meta` field instead of writing its own (ruff drops the import where unused)."""
     if "\nfrom pydantic import " not in source:
         raise RuntimeError("the generated models import nothing from pydantic")
     source = re.sub(r"^(class \w+)\(BaseModel\):", r"\1(_Model):", source, flags=re.M)
+    source = source.replace(f"field_meta: {_META_ANNOTATION} = None\n", "field_meta: _Meta = None\n")
     return source.replace("\nfrom pydantic import ", "\n" + _BASE_IMPORT + "from pydantic import ", 1)
 
 

@@ -10,6 +10,7 @@ validator on first use.
 
 from __future__ import annotations
 
+import gc
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -1077,7 +1078,15 @@ def __getattr__(name: str) -> Any:
     module = _MODULES.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
+    # Python's cycle collector is paused while the family's classes are made: they all stay (see _base.py).
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        value = getattr(import_module(f".{module}", __name__), name)
+    finally:
+        if paused:
+            gc.enable()
     globals()[name] = value  # later lookups find it directly
     return value
 

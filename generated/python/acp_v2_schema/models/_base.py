@@ -8,19 +8,85 @@ of every model it refers to that is not built yet, and again for each model that
 many times over. Here a model that is not built yet is built, with its own validator, as soon as a schema that
 refers to it is being made; pydantic then reuses its finished schema. Each model's schema is made once, whatever
 the order in which models are first used.
+
+Three more savings, each the same models for less work:
+
+- A field that nothing but its type annotates (an alias aside: no constraint, no discriminator), of a type with no
+  model or named type inside, such as `dict[str, Any] | None` or `str`, gets that type's schema made once for all
+  such fields: later fields receive a copy (`_SharedSchema`).
+- The `_meta` field, which most models have, names one annotation (`Meta`) made once, not one a model.
+- Python's cycle collector is paused while a family's classes are created (models/__init__.py) and while a model
+  is built: the objects made then all stay alive, so the collector's passes over them, many during a build of
+  every model, are work for nothing. It is resumed at the end, as it was, and collects them then as usual.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.config import ExtraValues
 from pydantic_core import CoreSchema
 from typing_extensions import Self
 
+Meta = Annotated[dict[str, Any] | None, Field(alias="_meta")]
+"""The annotation of every model's `_meta` field (written once: made once, not once a model)."""
+
 _BUILDING: set[type[BaseModel]] = set()
 """The models whose validators are being built (by any thread: another thread then makes the schema inline)."""
+
+
+class _SharedSchema:
+    """Field metadata that makes the schema of a field's type once, for all models with the same configuration.
+
+    pydantic makes a field's schema from its type alone when nothing else annotates it; a schema that is whole in
+    itself (no reference to a model or a named type, which another build could not resolve) is kept, and every
+    later field of that type gets a copy (pydantic may change the schema it is given in place).
+    """
+
+    __slots__ = ("schemas",)
+
+    def __init__(self) -> None:
+        self.schemas: dict[Any, CoreSchema | None] = {}
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        try:
+            kept = self.schemas.get(source, _UNSEEN)
+        except TypeError:  # a type that cannot be a key
+            return handler(source)
+        if kept is _UNSEEN:
+            schema = handler(source)
+            self.schemas[source] = _copied(schema) if _whole(schema) else None
+            return schema
+        return handler(source) if kept is None else _copied(kept)
+
+
+_UNSEEN: Any = object()
+_SHARED: dict[str, _SharedSchema] = {}
+"""One `_SharedSchema` per model configuration (every model has the same one, but the schemas depend on it)."""
+
+
+def _whole(schema: Any) -> bool:
+    """Whether a schema refers to no definition (a model's or a named type's) outside itself."""
+    if isinstance(schema, dict):
+        if "ref" in schema or schema.get("type") in ("definition-ref", "definitions"):
+            return False
+        return all(_whole(value) for value in schema.values())
+    if isinstance(schema, list | tuple):
+        return all(_whole(value) for value in schema)
+    return True
+
+
+def _copied(schema: Any) -> Any:
+    """A copy of a schema's dicts and lists (the values in them, strings and functions, are shared)."""
+    if isinstance(schema, dict):
+        return {key: _copied(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_copied(value) for value in schema]
+    return schema
 
 
 class Model(BaseModel):
@@ -29,6 +95,19 @@ class Model(BaseModel):
     # The configuration of every model, which none repeats (each class's own costs time at its creation and first
     # use). This class itself is never validated: nothing to build for it.
     model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        # Fields whose type alone makes their schema share it (see `_SharedSchema`). A field that names something
+        # not bound yet gets its field information made again on first use, without this: it is simply not shared.
+        config = repr(sorted(cls.model_config.items()))
+        shared = _SHARED.get(config)
+        if shared is None:
+            shared = _SHARED[config] = _SharedSchema()
+        for field in cls.__pydantic_fields__.values():
+            if not field.metadata and field.discriminator is None:
+                field.metadata = [shared]
+        super().__pydantic_init_subclass__(**kwargs)
 
     @classmethod
     def model_validate_json(
@@ -77,6 +156,11 @@ class Model(BaseModel):
             return None
         # one frame more lies between pydantic and the caller whose namespace it reads
         depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0
+        paused = (
+            not _BUILDING and gc.isenabled()
+        )  # the outermost build pauses the collector (module docstring)
+        if paused:
+            gc.disable()
         _BUILDING.add(cls)
         try:
             return super().model_rebuild(
@@ -87,6 +171,8 @@ class Model(BaseModel):
             )
         finally:
             _BUILDING.discard(cls)
+            if paused:
+                gc.enable()
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:

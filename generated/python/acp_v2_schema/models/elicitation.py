@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
+from ._base import Meta as _Meta
 from ._base import Model as _Model
 from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
@@ -30,7 +31,7 @@ class BooleanPropertySchema(_Model):
     """
     The value the form starts with, if any.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -45,7 +46,7 @@ class CreateElicitationRequest13(_Model):
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -64,7 +65,7 @@ class CreateElicitationRequest23(_Model):
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -83,7 +84,7 @@ class CreateElicitationResponseCancel(_Model):
     """
     Always "cancel": selects this variant.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -98,7 +99,7 @@ class CreateElicitationResponseDecline(_Model):
     """
     Always "decline": selects this variant.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -152,7 +153,7 @@ class EnumOption(_Model):
     """
     What the choice means, if more needs saying.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -187,7 +188,7 @@ class IntegerPropertySchema(_Model):
     """
     The value the form starts with, if any.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -233,7 +234,7 @@ class NumberPropertySchema(_Model):
     """
     The value the form starts with, if any.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -256,7 +257,7 @@ class StringMultiSelectItems(_Model):
     """
     The values the user may pick.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -307,7 +308,7 @@ class StringPropertySchema(_Model):
     """
     The only values allowed, each with a title, if limited.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -322,7 +323,7 @@ class TitledMultiSelectItems(_Model):
     """
     The values the user may pick, each with a title.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -337,7 +338,7 @@ class CompleteElicitationNotification(_Model):
     """
     The URL elicitation that is done.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -352,7 +353,7 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     """
     Always "accept": selects this variant.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -410,7 +411,7 @@ class MultiSelectPropertySchema(_Model):
     """
     The values picked when the form opens, if any.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -529,7 +530,7 @@ class ElicitationSchema(_Model):
     """
     Text shown above the form, if any.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -642,7 +643,7 @@ class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRe
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -661,7 +662,7 @@ class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRe
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -688,7 +689,7 @@ class CreateElicitationRequest3(ElicitationSessionScope):
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -707,7 +708,7 @@ class CreateElicitationRequest4(ElicitationRequestScope):
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -748,7 +749,7 @@ class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRe
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -767,7 +768,7 @@ class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRe
     """
     What the Agent asks for, shown to the user.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
+from ._base import Meta as _Meta
 from ._base import Model as _Model
 
 ErrorCode = TypeAliasType(
@@ -38,7 +39,7 @@ class InvalidParamsErrorData(_Model):
     """
     Why it was rejected. "malformed-key": the value is not a valid IdempotencyKey, a bug in the Client to fix. "key-reused": the key already belongs to another prompt, so nothing was inserted for this one; if the user meant to send it, it is a new submission with a new key. Any other value: another problem with the parameter.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -59,7 +60,7 @@ class CancelRequestNotification(_Model):
     """
     The id of the request to cancel.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -79,7 +80,7 @@ class SessionNotFoundErrorData(_Model):
     """
     The session that was not found.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -98,7 +99,7 @@ class UnsupportedProtocolVersionErrorData(_Model):
     """
     The protocol versions the Agent supports.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """

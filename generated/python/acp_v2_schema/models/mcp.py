@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
+from ._base import Meta as _Meta
 from ._base import Model as _Model
 from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
@@ -22,7 +23,7 @@ class EnvVariable(_Model):
     """
     The variable's value.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -41,7 +42,7 @@ class HttpHeader(_Model):
     """
     The header's value.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -99,7 +100,7 @@ class McpServerHttp(_Model):
     """
     HTTP headers to send with every request.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -126,7 +127,7 @@ class MessageMcpNotification(_Model):
     """
     The MCP params, passed on unchanged.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -153,7 +154,7 @@ class MessageMcpRequest(_Model):
     """
     The MCP params, passed on unchanged.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -168,7 +169,7 @@ class MessageMcpResponse1(_Model):
     """
     The MCP result, passed on unchanged; may be null.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -183,7 +184,7 @@ class MessageMcpResponse2(_Model):
     """
     The MCP error, passed on unchanged.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -212,7 +213,7 @@ class McpServerAcp(_Model):
     """
     The identifier that mcp/message uses to reach this server.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -268,7 +269,7 @@ class McpServerStdio(_Model):
     """
     Environment variables to set for the program.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """

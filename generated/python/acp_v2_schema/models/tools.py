@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Tag
 from typing_extensions import TypeAliasType
 
+from ._base import Meta as _Meta
 from ._base import Model as _Model
 from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
@@ -14,7 +15,7 @@ class CancelToolCallResponse(_Model):
     The result of tool_call/cancel: an empty object (with optional _meta) that confirms success.
     """
 
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -54,7 +55,7 @@ class ToolCallLocation(_Model):
     """
     The line in the file, counted from 1, if known.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -107,7 +108,7 @@ class DiffPatch(_Model):
     """
     The patch text.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -174,7 +175,7 @@ class ToolCallContentChunk(_Model):
     """
     The item to append to the tool call's content.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -225,7 +226,7 @@ class ToolCallUpdate(_Model):
     """
     What the Client may do with the tool call now, if reported.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -276,7 +277,7 @@ class CancelToolCallRequest(_Model):
     """
     The tool call to cancel.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -299,7 +300,7 @@ class DiffChangeAdd(DiffPathChange):
     """
     The media type of the file, if known.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -322,7 +323,7 @@ class DiffChangeCopy(DiffPathPairChange):
     """
     The media type of the file, if known.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -345,7 +346,7 @@ class DiffChangeDelete(DiffPathChange):
     """
     The media type of the file, if known.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -368,7 +369,7 @@ class DiffChangeModify(DiffPathChange):
     """
     The media type of the file, if known.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -391,7 +392,7 @@ class DiffChangeMove(DiffPathPairChange):
     """
     The media type of the file, if known.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -437,7 +438,7 @@ class Diff(_Model):
     """
     The changes as patch text a Client can show, if available.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
@@ -456,7 +457,7 @@ class Content(_Model):
     """
     The content block.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
