@@ -156,13 +156,22 @@ def models_started(spec: Spec) -> Iterator[None]:
         codegen.stop()
 
 
+# The last document made, with its model object (the same check as schema.bundle_text's): `models_started` and
+# `models_source` both need it.
+_DOCUMENT: list[tuple[Spec, dict[str, Any]]] = []
+
+
 def _codegen_document(spec: Spec) -> dict[str, Any]:
-    """The JSON Schema the code generator is given for `spec`."""
+    """The JSON Schema the code generator is given for `spec` (not to be changed: it is kept for the next call)."""
+    for made, document in _DOCUMENT:
+        if made is spec:
+            return document
     # The code generator takes the closed unions (open_unions adds each union's fallback variant afterwards) and
     # refined objects flattened into one model each.
     document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
+    _DOCUMENT[:] = [(spec, document)]
     return document
 
 
