@@ -143,9 +143,11 @@ def take(text: str) -> str | None:
     global _worker
     if _worker is None or _worker.text != text:
         return None
-    worker, _worker = _worker, None
-    answer = _stream(worker.process.stdout).read()
+    worker = _worker  # kept until it has ended: a run interrupted meanwhile ends it in `stop`
+    with _stream(worker.process.stdout) as stdout:
+        answer = stdout.read()
     status = _reaped(worker.process)
+    _worker = None
     try:
         result = json.loads(answer)
     except ValueError:
