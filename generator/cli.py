@@ -109,6 +109,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
+    from .incremental import memo_path
+    from .render import codegen, described
+
+    generating = command == "generate"
+    # A run with no memo of the code generator's output will most likely run it: the worker starts first, to import
+    # its library while this process reads and loads the spec (and is ended if the run turns out not to need it).
+    if command == "check" or (generating and (force or not memo_path(root, described.MEMO_STEP).exists())):
+        codegen.warm()
+    try:
+        return _checked(command, root, spec_dir, force=force)
+    except codegen.CodegenError as exc:
+        print(f"{command}: {exc} (nothing was written)", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        codegen.stop()
+
+
+def _checked(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
+    """Read the spec, then validate, check or generate (`_run` holds the code generator's worker)."""
     from . import cache
     from .pipeline import read_spec
 

@@ -148,6 +148,19 @@ def memoized(name: str, key: str, compute: Callable[[], str]) -> str:
     return memoized_each(name, {"": key}, lambda wanted: {item: compute() for item in wanted})[""]
 
 
+def remembered(name: str, key: str) -> bool:
+    """Whether `memoized(name, key, ...)` would return a remembered result rather than compute one."""
+    cache = _ACTIVE.get()
+    if cache is None or not cache.recall:
+        return False
+    return _memo_key(cache.environment, name, "", key) in _saved_memo(memo_path(cache.root, name))
+
+
+def memo_path(root: Path, name: str) -> Path:
+    """The file that keeps the results of step `name` for the project at `root`."""
+    return root / MEMO_DIR / f"{name}.json"
+
+
 def memoized_each(
     name: str, inputs: Mapping[str, str], compute: Callable[[dict[str, str]], dict[str, str]]
 ) -> dict[str, str]:
@@ -156,11 +169,8 @@ def memoized_each(
     cache = _ACTIVE.get()
     if cache is None:
         return compute(dict(inputs))
-    keys = {
-        item: hashlib.sha256(f"{cache.environment}\0{name}\0{item}\0{text}".encode()).hexdigest()
-        for item, text in inputs.items()
-    }
-    path = cache.root / MEMO_DIR / f"{name}.json"
+    keys = {item: _memo_key(cache.environment, name, item, text) for item, text in inputs.items()}
+    path = memo_path(cache.root, name)
     saved = _saved_memo(path) if cache.recall else {}
     results = {item: saved[key] for item, key in keys.items() if key in saved}
     missing = {item: text for item, text in inputs.items() if item not in results}
@@ -170,6 +180,10 @@ def memoized_each(
     if entries != saved:
         _save_memo(path, entries)
     return {item: results[item] for item in inputs}
+
+
+def _memo_key(environment: str, name: str, item: str, text: str) -> str:
+    return hashlib.sha256(f"{environment}\0{name}\0{item}\0{text}".encode()).hexdigest()
 
 
 def _saved_memo(path: Path) -> dict[str, str]:

@@ -100,9 +100,10 @@ def write(root: Path, files: dict[str, str]) -> list[str]:
     for managed, subset in by_root.items():
         try:
             recover(root, managed)
-            if not compare_root(root, managed, subset):
+            drift = compare(root, subset)
+            if not (drift.missing or drift.changed or any(p.startswith(managed + "/") for p in drift.extra)):
                 continue
-            _swap_in(root, managed, subset)
+            _swap_in(root, managed, subset, set(subset) - set(drift.missing) - set(drift.changed))
         except OSError as exc:
             raise WriteError(changed_roots, managed, exc.strerror or str(exc)) from None
         changed_roots.append(managed)
@@ -150,13 +151,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def compare_root(root: Path, managed: str, subset: dict[str, str]) -> bool:
-    """True when the managed root differs from `subset`."""
-    drift = compare(root, subset)
-    return bool(drift.missing or drift.changed or any(p.startswith(managed + "/") for p in drift.extra))
-
-
-def _swap_in(root: Path, managed: str, subset: dict[str, str]) -> None:
+def _swap_in(root: Path, managed: str, subset: dict[str, str], unchanged: set[str]) -> None:
+    """Replace the managed root with `subset`; the files in `unchanged` hold the right bytes on disk already, and
+    the new tree links to them rather than writing them again (an edit to one meanwhile is as if made just after)."""
     target = root / managed
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = target.with_name(f".{target.name}.new-{os.getpid()}")
@@ -166,7 +163,8 @@ def _swap_in(root: Path, managed: str, subset: dict[str, str]) -> None:
         for rel, text in subset.items():
             dest = staging / Path(rel).relative_to(managed)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(text.encode("utf-8"))
+            if rel not in unchanged or not _linked(dest, root / rel):
+                dest.write_bytes(text.encode("utf-8"))
         if target.exists():
             target.rename(retired)
         try:
@@ -178,6 +176,15 @@ def _swap_in(root: Path, managed: str, subset: dict[str, str]) -> None:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(retired, ignore_errors=True)
+
+
+def _linked(dest: Path, source: Path) -> bool:
+    """Make `dest` a hard link to `source`; False where that fails (a file system without them, say)."""
+    try:
+        dest.hardlink_to(source)
+    except OSError:
+        return False
+    return True
 
 
 def digest(text: str) -> str:

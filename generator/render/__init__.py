@@ -2,7 +2,9 @@
 
 Rendering has two phases. Phase 1 renders code, data and the pages that quote no code. Phase 2 renders pages
 that quote phase-1 output; each of those renderers also receives the files of the phase-1 renderers it names, so
-a page shows exactly the bytes that are written and nothing is rendered twice.
+a page shows exactly the bytes that are written and nothing is rendered twice. A renderer with slow work that
+needs nothing from the others (the code generator behind the Python models) starts it in another process before
+the rest of its phase renders, and renders last: the two proceed side by side.
 
 Each renderer is listed with the model fields it never reads, so that an incremental run can skip it when
 nothing else changed (generator/incremental.py). A field listed here that the renderer does read would serve
@@ -47,10 +49,21 @@ class Unit:
     # Phase 2: the renderers whose files this one receives (and whose hashes its input covers). It gets no other
     # file, so a read of one it does not name fails in every run, full or incremental, instead of going stale.
     quotes: tuple[str, ...] = ()
+    # A context manager function of the module, called with the model, that starts slow work this renderer needs in
+    # another process and ends it on exit. A unit that has one, when it is going to render, starts it before any
+    # other renderer of its phase runs, and renders after them: the work proceeds meanwhile.
+    start: str | None = None
 
     def load(self) -> Callable[..., dict[str, str]]:
         """The renderer function (importing its module now)."""
-        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.function)
+        return getattr(self._module(), self.function)
+
+    def started(self, spec: Spec) -> contextlib.AbstractContextManager[object]:
+        """The unit's early work under way for `spec` (nothing, for a unit without any)."""
+        return getattr(self._module(), self.start)(spec) if self.start else contextlib.nullcontext()
+
+    def _module(self) -> Any:
+        return importlib.import_module(f"{__name__}.{self.module}")
 
 
 _SCHEMA_IGNORES = (
@@ -64,7 +77,7 @@ _NOT_FOR_CODE = frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spe
 UNITS: tuple[Unit, ...] = (
     Unit("schema", "schema", "render", _SCHEMA_IGNORES),
     Unit("policy", "policy", "render", _PAGE_ONLY | _spec_except(*_POLICY_KEEPS)),
-    Unit("python", "python_pkg", "render", _PAGE_ONLY | _NOT_FOR_CODE),
+    Unit("python", "python_pkg", "render", _PAGE_ONLY | _NOT_FOR_CODE, start="models_started"),
     Unit("traces", "traces", "render", _spec_except("traces_json")),
     Unit("sdk-code", "sdk", "render_code", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.client_timings"}),
     Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
@@ -91,6 +104,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+Plan = tuple[str, dict[str, str] | None]  # a unit's input key, and its files when it need not render
+
+
 def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
     """Every artifact, in memory. Two renderers claiming one path is a bug, so it fails loudly.
 
@@ -107,24 +123,39 @@ def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
                 raise RuntimeError(f"two renderers produce {path}")
             files[path] = text
 
-    with cache.active() if cache is not None else contextlib.nullcontext():
-        for unit in sorted(UNITS, key=lambda u: bool(u.quotes)):  # phase 1, then phase 2
+    with contextlib.ExitStack() as stack:
+        if cache is not None:
+            stack.enter_context(cache.active())
+        # Phase 1's units with early work start it first, and render last; then phase 2.
+        planned: dict[str, Plan] = {}
+        for unit in (u for u in UNITS if u.start and not u.quotes):
+            planned[unit.name] = _plan(unit, spec, {}, cache)
+            if planned[unit.name][1] is None:  # it is going to render
+                stack.enter_context(unit.started(spec))
+        for unit in sorted(UNITS, key=lambda u: (bool(u.quotes), bool(u.start))):
             code = {path: text for name in unit.quotes for path, text in by_unit[name].items()}
-            add(unit, _run(unit, spec, code, cache))
+            add(unit, _run(unit, spec, code, cache, planned.get(unit.name)))
     return dict(sorted(files.items()))
 
 
-def _run(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None) -> dict[str, str]:
-    args = (spec, code) if unit.quotes else (spec,)  # a page sees phase-1 files only, never another page
+def _plan(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None) -> Plan:
     if cache is None:
-        return unit.load()(*args)
+        return "", None
     from ..incremental import canonical, input_key
 
     quoted = cache.digests(code) if unit.quotes else None
     key = input_key(cache.environment, unit.name, canonical(spec, unit.ignores), quoted)
-    reused = cache.reuse(unit.name, key)
+    return key, cache.reuse(unit.name, key)
+
+
+def _run(
+    unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None, planned: Plan | None = None
+) -> dict[str, str]:
+    args = (spec, code) if unit.quotes else (spec,)  # a page sees phase-1 files only, never another page
+    key, reused = planned or _plan(unit, spec, code, cache)
     if reused is not None:
         return reused
     produced = unit.load()(*args)
-    cache.remember(unit.name, key, produced)
+    if cache is not None:
+        cache.remember(unit.name, key, produced)
     return produced

@@ -28,9 +28,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..incremental import memoized
+from ..incremental import memoized, remembered
 
 _PREFIX = "AcpDescribedText"
+MEMO_STEP = "models-skeleton"  # the name of the memo of the skeleton's models
 _TOKEN = re.compile(_PREFIX + r"[0-9]+x")
 # Keywords whose values are data (written into the code as values), not schemas: nothing in them is a description.
 _DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples", "example"})
@@ -47,11 +48,27 @@ def models(document: dict[str, Any], generate: Callable[[str], str]) -> str:
         return generate(whole)
     tokens: dict[str, str] = {}
     text = json.dumps(_skeleton(document, tokens))
-    source = memoized("models-skeleton", hashlib.sha256(text.encode()).hexdigest(), lambda: generate(text))
+    source = memoized(MEMO_STEP, _key(text), lambda: generate(text))
     texts = {token: value for value, token in tokens.items()}
     if not _placed_as_docstring_lines(source, texts):
         return generate(whole)
     return _TOKEN.sub(lambda found: texts[found.group()], source)
+
+
+def begin(document: dict[str, Any], start: Callable[[str], None]) -> None:
+    """Call `start` with the text that `models(document, ...)` will give the code generator, unless the memo
+    holds its output: so that it can start early, elsewhere (render/codegen.py)."""
+    whole = json.dumps(document)
+    if _PREFIX in whole:
+        start(whole)
+        return
+    text = json.dumps(_skeleton(document, {}))
+    if not remembered(MEMO_STEP, _key(text)):
+        start(text)
+
+
+def _key(skeleton: str) -> str:
+    return hashlib.sha256(skeleton.encode()).hexdigest()
 
 
 def writes_verbatim(text: str) -> bool:

@@ -1,33 +1,33 @@
 """generated/python: the pip-installable `acp-v2-schema` distribution (import `acp_v2_schema`).
 
 Models come from datamodel-code-generator, called as a library on the unstable schema bundle (on its skeleton:
-render/described.py), and are split into one module per type family (`acp_v2_schema/models/<family>.py`, after
-`spec/types/<family>.yaml`) behind a package `__init__` that imports a family on first access; the retry module and
-the packaging files come from Jinja templates. All Python is formatted with ruff before it is returned, so that
-`check` compares formatted text with formatted text.
+render/described.py), in a worker process started before the other renderers run (render/codegen.py); they are
+split into one module per type family (`acp_v2_schema/models/<family>.py`, after `spec/types/<family>.yaml`) behind
+a package `__init__` that imports a family on first access; the retry module and the packaging files come from
+Jinja templates. All Python is formatted with ruff before it is returned, so that `check` compares formatted text
+with formatted text.
 """
 
 from __future__ import annotations
 
 import ast
-import gc
 import json
 import keyword
 import os
 import re
 import subprocess
 import tempfile
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from .. import paths, refinements, unions
 from ..incremental import memoized_each
 from ..model import Spec
 from ..semantics import REF_PREFIX
-from . import described, open_unions, policy, protocol, schema
+from . import codegen, described, open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render_output
@@ -57,7 +57,7 @@ LICENSE_FILE = Path(__file__).resolve().parents[2] / "LICENSE"
 BASE = paths.PYTHON_DIST
 PACKAGE = paths.PYTHON_PACKAGE
 MODELS = paths.PYTHON_MODELS
-TARGET_PYTHON = "3.10"
+TARGET_PYTHON = codegen.TARGET_PYTHON
 LINE_LENGTH = 100
 # The base class of every model (see its docstring), bound in each family module as `_Model`.
 BASE_MODULE = f"{MODELS}/_base.py"
@@ -140,48 +140,53 @@ def models_source(spec: Spec, *, shortcut: bool = True) -> str:
 
     The library runs on the schema's skeleton, its descriptions put back afterwards (render/described.py), so a
     run that only changed descriptions reuses the last run's output; `shortcut=False` runs it on the document
-    itself (the tests compare the two).
+    itself (the tests compare the two). When `models_started` had a worker process run it, its output is used.
     """
+    document = _codegen_document(spec)
+    source = described.models(document, _models_of) if shortcut else _generated(json.dumps(document))
+    return _defer_build(_drop_root(source))
+
+
+@contextmanager
+def models_started(spec: Spec) -> Iterator[None]:
+    """The code generator at work on `spec`'s schema in a worker process (render/codegen.py) while the block runs
+    the other renderers, unless the memo holds its output; `render` takes the worker's models. A worker whose
+    models were not taken is ended on leaving the block."""
+    try:
+        described.begin(_codegen_document(spec), lambda text: codegen.begin(text, python_header()))
+        yield
+    finally:
+        codegen.stop()
+
+
+# The last document made, with its model object (the same check as schema.bundle_text's): `models_started` and
+# `models_source` both need it.
+_DOCUMENT: list[tuple[Spec, dict[str, Any]]] = []
+
+
+def _codegen_document(spec: Spec) -> dict[str, Any]:
+    """The JSON Schema the code generator is given for `spec` (not to be changed: it is kept for the next call)."""
+    for made, document in _DOCUMENT:
+        if made is spec:
+            return document
     # The code generator takes the closed unions (open_unions adds each union's fallback variant afterwards) and
     # refined objects flattened into one model each.
     document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
-    source = described.models(document, _generated) if shortcut else _generated(json.dumps(document))
-    return _defer_build(_drop_root(source))
+    _DOCUMENT[:] = [(spec, document)]
+    return document
+
+
+def _models_of(text: str) -> str:
+    """The library's models for the JSON Schema `text`: the worker's when it was given `text`, else made here."""
+    taken = codegen.take(text)
+    return taken if taken is not None else _generated(text)
 
 
 def _generated(text: str) -> str:
-    """The library's models for the JSON Schema `text` (imported here: a run that reuses its output never pays)."""
-    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
-
-    with warnings.catch_warnings(), _collector_paused():
-        warnings.simplefilter("ignore")  # the library announces future default changes; our options are explicit
-        return str(
-            generate(
-                text,
-                input_file_type=InputFileType.JsonSchema,
-                output_model_type=DataModelType.PydanticV2BaseModel,
-                target_python_version=PythonVersion(TARGET_PYTHON),
-                snake_case_field=True,
-                allow_population_by_field_name=True,
-                use_annotated=True,
-                field_constraints=True,
-                use_type_alias=True,
-                use_union_operator=True,
-                use_standard_collections=True,
-                use_schema_description=True,
-                use_field_description=True,
-                enum_field_as_literal="one",
-                disable_timestamp=True,
-                use_double_quotes=True,
-                formatters=["builtin"],
-                # JSON Schema formats are annotations: keep uri and date-time values as the strings that were sent
-                # (pydantic's AnyUrl rewrites URLs on output, and importing it costs a tenth of the import time).
-                type_mappings=["string+uri=string", "string+date-time=string"],
-                custom_file_header=python_header(),
-            )
-        )
+    """The library's models for the JSON Schema `text`, made in this process."""
+    return codegen.generate_models(text, python_header())
 
 
 def _on_base_model(source: str) -> str:
@@ -241,19 +246,6 @@ def eager_annotations(source: str) -> str:
     return b"".join(lines).decode("utf-8")
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector: the code generator makes a few hundred thousand objects that live until it
-    returns, and the collector's passes over them cost about a twentieth of the call (for a few MB more at peak)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _shared_config(source: str) -> tuple[str, str]:
     """The models without their `model_config`, when every model has the same one, and its arguments for the base
     class (each class's own config costs time as pydantic creates the class and makes its schema).
@@ -266,9 +258,8 @@ def _shared_config(source: str) -> tuple[str, str]:
     models = [c for c in source.split("\nclass ")[1:] if re.match(r"\w+\(BaseModel\):", c)]
     if len(settings) != 1 or not all(_CONFIG_BLOCK.search(c) for c in models):
         return source, "defer_build=True"
-    trimmed = _CONFIG_BLOCK.sub("", source)
-    ast.parse(trimmed)  # no class is left without a body
-    return trimmed, ", ".join(settings.pop())
+    # A class left without a body would fail the parse that splits the models (not parsed here: that costs time).
+    return _CONFIG_BLOCK.sub("", source), ", ".join(settings.pop())
 
 
 def _defer_build(source: str) -> str:

@@ -12,9 +12,9 @@ import pytest
 
 import generator.render as render
 from generator.pipeline import load_spec, read_spec
-from generator.render import traces
+from generator.render import codegen, traces
 from tests.faults.support import real_project
-from tests.support import make_project, run_generator
+from tests.support import make_project, run_generator, tree
 
 
 def test_an_edit_made_during_generate_is_picked_up_by_the_next_run(
@@ -64,3 +64,45 @@ def test_each_spec_file_is_read_once_per_run(tmp_path: Path, monkeypatch: pytest
         monkeypatch.setattr(module, name, counting(getattr(module, name)))
     assert run_generator("generate", "--root", str(root)).status == 0
     assert opened and len(opened) == len(set(opened)), sorted(opened)
+
+
+# A worker that answers with the library's error, and one that dies without an answer (render/codegen.py).
+FAILING_WORKERS = (
+    ("import json, sys; sys.stdin.read(); print(json.dumps({'error': 'ValueError: no models today'}))", "no models"),
+    ("import os; os._exit(3)", "ended without an answer (exit status 3)"),
+)
+
+
+@pytest.mark.parametrize(("entry", "said"), FAILING_WORKERS)
+def test_a_failing_code_generator_worker_is_one_error_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, said: str
+) -> None:
+    root = make_project(tmp_path, "keyed")
+    monkeypatch.setattr(codegen, "_ENTRY", entry)
+    before = tree(root)
+    run = run_generator("generate", "--root", str(root))
+    assert run.status == 2, run
+    assert "Traceback" not in run.out + run.err and "internal error" not in run.err, run.err
+    assert said in run.err and run.err.strip().endswith("(nothing was written)"), run.err
+    assert tree(root) == before
+    assert codegen._worker is None  # nothing left running
+
+
+def test_a_run_that_reuses_the_models_memo_starts_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_project(tmp_path, "keyed")
+    assert run_generator("generate", "--root", str(root)).status == 0
+    started: list[str] = []
+    monkeypatch.setattr(codegen, "warm", lambda: started.append("worker"))
+    # a method's summary (the Python renderer is not run), then a property's description (it is, on the memo)
+    edits = (
+        ("methods/session-new.yaml", "Creates a session.", "Creates one."),
+        ("types/prompt.yaml", "The content.", "Its content."),
+    )
+    for file, old, new in edits:
+        path = root / "spec" / file
+        path.write_text(path.read_text().replace(old, new))
+        run = run_generator("generate", "--root", str(root))
+        assert run.status == 0 and "re-rendered" in run.out, run
+    assert "python" in run.out  # the second edit reached the models
+    assert run_generator("generate", "--root", str(root)).status == 0  # no-op
+    assert started == []

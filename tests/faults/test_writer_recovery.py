@@ -21,17 +21,20 @@ OLD = {
     "generated/a.json": "old a\n",
     "generated/deep/b.py": "old b\n",
     "generated/gone.txt": "only in the old tree\n",
+    "generated/deep/same.txt": "in both trees\n",
     "site/reference/x.md": "old x\n",
 }
 NEW = {
     "generated/a.json": "new a\n",
     "generated/deep/b.py": "new b\n",
     "generated/deep/c.py": "only in the new tree\n",
+    "generated/deep/same.txt": "in both trees\n",  # linked into the new tree, not written
     "site/reference/x.md": "new x\n",
     "site/reference/methods/y.md": "new y\n",
 }
 _STEPS = (
     (Path, "write_bytes"),
+    (Path, "hardlink_to"),
     (Path, "rename"),
     (Path, "mkdir"),
     (shutil, "rmtree"),

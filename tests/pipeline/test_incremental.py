@@ -244,7 +244,8 @@ def _trace(spec: model.Spec) -> dict[str, set[str]]:
             # A fresh model for each: a cached property that an earlier renderer filled would hide its reads.
             fresh = dataclasses.replace(spec)
             current[0] = unit.name
-            by_unit[unit.name] = unit.load()(fresh, code) if unit.quotes else unit.load()(fresh)
+            with unit.started(fresh):  # its early work reads the model too
+                by_unit[unit.name] = unit.load()(fresh, code) if unit.quotes else unit.load()(fresh)
             current[0] = ""
     return reads
 
@@ -269,6 +270,7 @@ def test_declarations_name_what_exists() -> None:
     for unit in UNITS:
         assert unit.ignores <= fields, f"{unit.name}: {sorted(unit.ignores - fields)}"
         assert set(unit.quotes) <= phase_one, f"{unit.name} quotes a renderer that is not in phase 1"
+        assert not (unit.start and unit.quotes), f"{unit.name}: only phase 1 starts early work (render_all)"
 
 
 # -- what an edit re-renders ---------------------------------------------------------------------------------
