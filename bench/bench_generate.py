@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from bench.common import Ratio
+from bench.common import Ratio, compile_generator
 from generator import semantics
 from generator.semantics import REF_PREFIX
 
@@ -74,10 +74,7 @@ finally:
 
 
 def run() -> list[Ratio]:
-    # The library runs from the bytecode pip compiled at install; the generator runs from its sources, and where
-    # PYTHONDONTWRITEBYTECODE is set (as in some sandboxes and CI images) every run would compile each of its
-    # modules again, which no user with a usual Python setup pays. Compile them once first, as pip would.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
+    compile_generator()  # the library runs from the bytecode pip wrote; so does the generator (bench/common.py)
     times: dict[str, list[float]] = {}
     peaks: dict[str, list[float]] = {"full": [], "synthetic": []}
 

@@ -49,7 +49,8 @@ def compare(old: Snapshot, new: Snapshot, *, include_all: bool = False) -> list[
         changes.append(
             Change("type-added", name, f"{name}: type added", Scope("type", name), None, Where(file, path, True))
         )
-    for name in sorted(old.types.keys() & new.types.keys()):
+    unchanged = types.unchanged()  # most types of two versions are the same: nothing to walk
+    for name in sorted(old.types.keys() & new.types.keys() - unchanged):
         types.named(name, name)
     for key in sorted(old.methods.keys() & new.methods.keys()):  # a method's params or result now another type
         a, b = old.methods[key], new.methods[key]

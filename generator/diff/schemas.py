@@ -32,7 +32,7 @@ from .shapes import (
     value_set,
     view,
 )
-from .snapshot import Snapshot
+from .snapshot import Snapshot, reachable
 
 _LOWER = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum", "minContains")
 _UPPER = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum", "maxContains")
@@ -67,6 +67,15 @@ class TypeComparer:
         owner = new_name
         a, b = self._def(self.old, old_name), self._def(self.new, new_name)
         self.node(a, b, subject or new_name, owner)
+
+    def unchanged(self) -> set[str]:
+        """The shared types whose walk could report nothing: each has the same schema on both sides, and so has
+        every type it reaches through $refs (a union reads its variants' tags from their definitions, so a change
+        there is reported on the union too)."""
+        old, new = self.old.types, self.new.types
+        same = {name for name in old.keys() & new.keys() if old[name] == new[name]}
+        refs: dict[str, list[str]] = {}
+        return {name for name in same if reachable(new, name, refs) <= same}
 
     @staticmethod
     def _def(side: Snapshot, name: str) -> Node:

@@ -105,7 +105,7 @@ class Snapshot:
             for method in self.methods.values():
                 stable = method.stability == "stable"
                 for role, root in ((READ, method.params), (WRITTEN, method.result)):
-                    for name in _reachable(self.types, root, refs):
+                    for name in reachable(self.types, root, refs):
                         found.setdefault(name, set()).add((role, stable))
             self._reach = found
         return self._reach
@@ -121,7 +121,7 @@ class Snapshot:
         return Snapshot(self.label, SCHEMA, methods, self.types, self.origins, self.files, self.prefix)
 
 
-def _reachable(types: dict[str, Any], root: str | None, refs: dict[str, list[str]]) -> set[str]:
+def reachable(types: dict[str, Any], root: str | None, refs: dict[str, list[str]]) -> set[str]:
     """The types reachable from `root` through $refs (itself included when it is a type); `refs` memoizes."""
     seen: set[str] = set()
     todo = [root] if root else []

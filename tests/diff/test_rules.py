@@ -77,3 +77,17 @@ def test_a_fixture_pair_read_backwards_reports_the_reverse_rule(case: str, tmp_p
         elif not rule.direction_aware and not back.direction_aware:
             # the registry's severities hold both ways; a rule and its reverse differ where the registry says so
             assert (f["severity"], g["severity"]) == (rule.read, back.read)
+
+
+@pytest.mark.parametrize("case", case_names())
+def test_skipping_unchanged_types_reports_the_same(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compare` skips the types that are the same on both sides, with all they reach; walking them anyway (no type
+    skipped) must find exactly the same changes."""
+    from generator.diff.compare import compare
+    from generator.diff.schemas import TypeComparer
+    from generator.diff.sources import load_spec_dir
+
+    old, new = (load_spec_dir(build_side(tmp_path, case, side), tmp_path, label=side) for side in ("old", "new"))
+    skipped = compare(old, new, include_all=True)
+    monkeypatch.setattr(TypeComparer, "unchanged", lambda self: set())
+    assert compare(old, new, include_all=True) == skipped
