@@ -60,14 +60,18 @@ def median_seconds(action: Callable[[], object], *, repeat: int) -> float:
 def interleaved(
     a: Callable[[], object], b: Callable[[], object], *, rounds: int, clock: Callable[[], float] = time.perf_counter
 ) -> tuple[float, float]:
-    """Median times of `a` and `b`, measured in alternation so that machine noise hits both alike.
+    """Median times of `a` and `b`, measured in alternation so that machine noise hits both alike, each going
+    first in every other round.
 
     `clock=time.process_time` counts this process's CPU time only, which other work on a shared machine disturbs far
     less than wall time; it suits work done in this process that never waits.
     """
     ta, tb = [], []
-    for _ in range(rounds):
-        for action, sink in ((a, ta), (b, tb)):
+    for index in range(rounds):
+        # a then b, then b then a: whatever the first of a pair gains or loses (a warm cache, a late timer tick)
+        # falls to each side in turn
+        pairs = ((a, ta), (b, tb)) if index % 2 == 0 else ((b, tb), (a, ta))
+        for action, sink in pairs:
             start = clock()
             action()
             sink.append(clock() - start)
