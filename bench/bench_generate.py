@@ -36,6 +36,7 @@ import yaml
 
 from bench.common import Ratio, compile_generator
 from generator import semantics
+from generator.render.codegen import command_line, options
 from generator.semantics import REF_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,15 +45,6 @@ SCALE_ROUNDS = 3  # a synthetic run takes a few full runs' time; three keep `mak
 SCALE = 4  # the synthetic spec holds the real one and SCALE - 1 renamed copies of it
 # Types the meaning checks look up by name (a key parameter must be an IdempotencyKey, and so on).
 FIXED_NAMES = frozenset({semantics.IDEMPOTENCY_KEY_TYPE, semantics.RETRY_CLASS_TYPE, semantics.ERROR_CODE_TYPE})
-# The options python_pkg.models_source passes to the library, spelled for the command line.
-CODEGEN_OPTIONS = (
-    "--input-file-type", "jsonschema", "--output-model-type", "pydantic_v2.BaseModel",
-    "--target-python-version", "3.10", "--snake-case-field", "--allow-population-by-field-name",
-    "--use-annotated", "--field-constraints", "--use-type-alias", "--use-union-operator",
-    "--use-standard-collections", "--use-schema-description", "--use-field-description",
-    "--enum-field-as-literal", "one", "--disable-timestamp", "--use-double-quotes", "--formatters", "builtin",
-    "--type-mappings", "string+uri=string", "string+date-time=string",
-)  # fmt: skip
 # What the incremental lines edit: one method's one-line summary, and the description of the first property of
 # the first type in one type file (a property description sits at 8 spaces: types > name > properties > name).
 SUMMARY_FILE, SUMMARY_LINE = "methods/session-new.yaml", re.compile(r"^summary: (?![>|]).*$", re.M)
@@ -89,9 +81,10 @@ def run() -> list[Ratio]:
         synthetic = Path(tmp) / "synthetic-spec"
         counts = scaled_spec(ROOT / "spec", synthetic, SCALE)
         print(f"  synthetic spec: {counts[0]} method files and {counts[1]} types (real: x{SCALE})", flush=True)
+        codegen_options = command_line(options())  # the generator's own options, spelled for the command line
         codegen = [str(Path(sys.executable).with_name("datamodel-codegen")), "--input"]
-        codegen += [str(ROOT / "generated" / "schema" / "schema.unstable.json"), *CODEGEN_OPTIONS, "--output"]
-        shown = ["datamodel-codegen", "--input", "generated/schema/schema.unstable.json", *CODEGEN_OPTIONS]
+        codegen += [str(ROOT / "generated" / "schema" / "schema.unstable.json"), *codegen_options, "--output"]
+        shown = ["datamodel-codegen", "--input", "generated/schema/schema.unstable.json", *codegen_options]
         print("  anchor command: " + " ".join([*shown, "--output", "models.py"]), flush=True)
         for i in range(ROUNDS):
             root = Path(tmp) / f"round{i}"

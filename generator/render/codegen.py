@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import subprocess
@@ -46,37 +46,55 @@ class CodegenError(Exception):
     """The code generator failed in the worker process (the message says how)."""
 
 
+def options() -> dict[str, Any]:
+    """The code generator's options, as keyword arguments of its `generate`: the one list of them (the benchmark
+    times its command line with the same options, spelled by `command_line`)."""
+    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion
+
+    return {
+        "input_file_type": InputFileType.JsonSchema,
+        "output_model_type": DataModelType.PydanticV2BaseModel,
+        "target_python_version": PythonVersion(TARGET_PYTHON),
+        "snake_case_field": True,
+        "allow_population_by_field_name": True,
+        "use_annotated": True,
+        "field_constraints": True,
+        "use_type_alias": True,
+        "use_union_operator": True,
+        "use_standard_collections": True,
+        "use_schema_description": True,
+        "use_field_description": True,
+        "enum_field_as_literal": "one",
+        "disable_timestamp": True,
+        "use_double_quotes": True,
+        "formatters": ["builtin"],
+        # JSON Schema formats are annotations: keep uri and date-time values as the strings that were sent
+        # (pydantic's AnyUrl rewrites URLs on output, and importing it costs a tenth of the import time).
+        "type_mappings": ["string+uri=string", "string+date-time=string"],
+    }
+
+
+def command_line(keywords: dict[str, Any]) -> list[str]:
+    """`keywords` (as `options` gives them) spelled as `datamodel-codegen` command-line arguments."""
+    args: list[str] = []
+    for name, value in keywords.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, list):
+            args += [flag, *map(str, value)]
+        else:
+            args += [flag, str(getattr(value, "value", value))]  # an enum member by its value
+    return args
+
+
 def generate_models(text: str, header: str) -> str:
     """The library's pydantic v2 models for the JSON Schema `text`, with `header` on top (in this process)."""
-    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+    from datamodel_code_generator import generate
 
     with warnings.catch_warnings(), _collector_paused():
         warnings.simplefilter("ignore")  # the library announces future default changes; our options are explicit
-        return str(
-            generate(
-                text,
-                input_file_type=InputFileType.JsonSchema,
-                output_model_type=DataModelType.PydanticV2BaseModel,
-                target_python_version=PythonVersion(TARGET_PYTHON),
-                snake_case_field=True,
-                allow_population_by_field_name=True,
-                use_annotated=True,
-                field_constraints=True,
-                use_type_alias=True,
-                use_union_operator=True,
-                use_standard_collections=True,
-                use_schema_description=True,
-                use_field_description=True,
-                enum_field_as_literal="one",
-                disable_timestamp=True,
-                use_double_quotes=True,
-                formatters=["builtin"],
-                # JSON Schema formats are annotations: keep uri and date-time values as the strings that were sent
-                # (pydantic's AnyUrl rewrites URLs on output, and importing it costs a tenth of the import time).
-                type_mappings=["string+uri=string", "string+date-time=string"],
-                custom_file_header=header,
-            )
-        )
+        return str(generate(text, **options(), custom_file_header=header))
 
 
 @contextmanager

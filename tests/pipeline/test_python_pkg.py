@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from generator.render import python_pkg
@@ -53,3 +55,42 @@ def test_an_annotation_naming_another_familys_head_reads_it_at_once() -> None:
     assert "from .two import B\n" in one and "b: B\n" in one and "from . import two" not in one
     assert one.index("class A(") < one.index("from .two import B") < one.index("class C(") < one.index("class D(")
     assert "from .one import A\n" in modules["two"]
+
+
+def test_the_codegen_command_line_takes_the_same_options_as_the_library(tmp_path: Path) -> None:
+    """The benchmark's anchor runs `datamodel-codegen` with `command_line(options())`: on a schema that several
+    options shape (aliases, constraints, a union, an enum, uri and date-time formats), its output is the library's."""
+    import json
+    import subprocess
+    import sys
+
+    from generator.render.codegen import command_line, generate_models, options
+
+    schema = {
+        "$defs": {
+            "Kind": {"enum": ["a", "b"]},
+            "Thing": {
+                "type": "object",
+                "description": "A thing.",
+                "properties": {
+                    "itemName": {"type": "string", "maxLength": 8, "description": "Its name."},
+                    "kind": {"$ref": "#/$defs/Kind"},
+                    "link": {"type": "string", "format": "uri"},
+                    "when": {"type": "string", "format": "date-time"},
+                    "value": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                },
+                "required": ["itemName"],
+            },
+        },
+        "$ref": "#/$defs/Thing",
+    }
+    source = tmp_path / "schema.json"
+    source.write_text(json.dumps(schema), encoding="utf-8")
+    out = tmp_path / "models.py"
+    header = "# header"
+    command = [str(Path(sys.executable).with_name("datamodel-codegen")), "--input", str(source)]
+    command += [*command_line(options()), "--custom-file-header", header, "--output", str(out)]
+    subprocess.run(command, check=True, capture_output=True)
+    written = out.read_text(encoding="utf-8")
+    assert written.endswith("\n")  # the command writes a file, which ends its last line
+    assert written[:-1] == generate_models(source.read_text(encoding="utf-8"), header)
