@@ -13,7 +13,7 @@ from acp_v2_schema.protocol import KnownErrorCode
 from agent_client import INITIALIZE, ROOT, AgentProcess
 
 from acp_v2_runtime.idempotency import InvalidKey, key_digest, validate_key
-from acp_v2_runtime.idempotency.keys import checked_key_digest
+from acp_v2_runtime.idempotency.keys import checked_key, checked_key_digest
 
 VECTORS = json.loads((ROOT / "generated" / "conformance" / "idempotency-key.json").read_text(encoding="utf-8"))
 CASES = VECTORS["vectors"]
@@ -53,6 +53,40 @@ def test_checked_key_digest_takes_a_str_subclass_as_validate_key_does():
     assert checked_key_digest(Key("k")) == key_digest("k")
     with pytest.raises(InvalidKey):
         checked_key_digest(Key(""))
+
+
+@pytest.mark.parametrize("vector", CASES, ids=[v["name"] for v in CASES])
+def test_checked_key_is_validate_key(vector):
+    """The memory store's quick check accepts and refuses exactly as the generated check does."""
+    if vector["param"] == "invalid-params":
+        with pytest.raises(InvalidKey) as caught:
+            checked_key(vector["value"])
+        assert caught.value.problem.value == vector["reason"]
+    else:
+        assert checked_key(vector["value"]) == validate_key(vector["value"])
+
+
+@pytest.mark.parametrize("text", ["k", "é", "\U0001f600" * 3, "a\udc80", "\ud800"])
+def test_checked_key_outside_ascii(text):
+    """Past the ASCII fast path a key is valid exactly when it has a UTF-8 form, as the generated check says."""
+    try:
+        expected = validate_key(text)
+    except InvalidKey:
+        with pytest.raises(InvalidKey):
+            checked_key(text)
+    else:
+        assert checked_key(text) == expected
+
+
+def test_checked_key_gives_a_plain_str_for_a_subclass():
+    class Key(str):
+        def __hash__(self):
+            return 0
+
+    checked = checked_key(Key("k"))
+    assert checked == "k" and type(checked) is str
+    with pytest.raises(InvalidKey):
+        checked_key(Key(""))
 
 
 def test_reference_agent_answers_every_vector_as_it_says(tmp_path):

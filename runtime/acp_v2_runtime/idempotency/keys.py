@@ -173,6 +173,30 @@ def checked_key_digest(value: object) -> str | None:
 _MIN_KEY, _MAX_KEY = IDEMPOTENCY_KEY_MIN_LENGTH, IDEMPOTENCY_KEY_MAX_LENGTH
 
 
+def checked_key(value: object) -> str | None:
+    """`validate_key(value)` with the common case made quick: the key itself (a plain `str`), None when there is none.
+
+    For a store that never lets a key leave the process (`keeps_keys`), which needs no digest. A string within the
+    generated length limits that is ASCII, or else has a UTF-8 encoding, is what `idempotency_key_problem` accepts;
+    any other value gets the generated check, for its error. A valid key of a subclass of str comes back as a plain
+    str, so that its own hashing or equality cannot change which row it finds.
+    """
+    if value is None:
+        return None
+    if type(value) is str and _MIN_KEY <= len(value) <= _MAX_KEY:
+        if value.isascii():
+            return value
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: validate_key raises below
+        else:
+            return value
+    checked = validate_key(value)  # raises, unless `value` is a valid key of a subclass of str
+    assert checked is not None
+    return str.__str__(checked)
+
+
 def derive_message_id(session_id: str, key: str) -> str:
     """A messageId that follows from (sessionId, key): a UUID v5, for runtimes that store the id with the message.
 

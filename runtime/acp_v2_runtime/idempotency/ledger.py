@@ -28,6 +28,7 @@ from .keys import (
     Cancelled,
     Fingerprint,
     KeyReused,
+    checked_key,
     checked_key_digest,
     derive_message_id,
     fingerprints_differ,
@@ -87,6 +88,9 @@ class KeyLedger:
         # retry compares; the others get, and give back, its digest.
         self._lazy = getattr(store, "lazy_fingerprints", False)
         self._inline_claim_record = None if self._threaded else self._claim_record
+        # What a store files a key's row under: its SHA-256 digest, or, in a store whose rows never leave this process
+        # (`keeps_keys`, as the memory store), the checked key itself, which spares the digest on every keyed prompt.
+        self._row_key = checked_key if getattr(store, "keeps_keys", False) else checked_key_digest
 
     def __repr__(self) -> str:
         return f"KeyLedger({self.store!r}, {len(self._pending)} pending)"
@@ -114,10 +118,10 @@ class KeyLedger:
         is withdrawn by cancelling the task that awaits it (`cancel` knows only keyed attempts).
         """
         session_id = validate_session_id(session_id)  # before any store sees it: odd ids get our own error
-        digest = checked_key_digest(key)  # the key's check and its digest in one step
+        digest = self._row_key(key)  # the key's check and what its row is filed under, in one step
         if digest is None:
             return await self._unkeyed(prepare, write)
-        checked: str = key  # type: ignore[assignment]  # a valid key, or checked_key_digest would have raised
+        checked: str = key  # type: ignore[assignment]  # a valid key, or self._row_key would have raised
         pending = self._pending.get((session_id, digest)) if self._pending else None
         if pending is None:
             fast = self._inline_claim_record
@@ -276,7 +280,7 @@ class KeyLedger:
     async def lookup(self, session_id: str, key: str) -> str | None:
         """The messageId recorded for a key, or None. Raises InvalidSessionId or InvalidKey as `submit` does."""
         session_id = validate_session_id(session_id)
-        digest = checked_key_digest(key)
+        digest = self._row_key(key)
         if digest is None:
             return None  # no key, so nothing can be recorded under it
         return await self._call(self.store.lookup, session_id, digest)

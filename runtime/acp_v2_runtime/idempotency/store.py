@@ -48,7 +48,8 @@ class RecordResult(NamedTuple):
 
 
 class LedgerStore(Protocol):
-    """What the ledger needs from storage. Keys arrive as digests only; no store ever sees a key."""
+    """What the ledger needs from storage. Keys arrive as digests (the `digest` arguments), except in a store that
+    says `keeps_keys = True`: its rows never leave the process, so they are filed under the checked key itself."""
 
     lease_seconds: float
 
@@ -92,6 +93,7 @@ class MemoryStore:
     """
 
     blocking = False  # the ledger calls it directly, not from a worker thread
+    keeps_keys = True  # rows live in this process only: the ledger files them under the key, with no digest to make
     lazy_fingerprints = True  # rows keep the prompt itself: the ledger digests it only to compare
 
     def __init__(self, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, clock: Callable[[], float] = time.monotonic):
