@@ -6,6 +6,7 @@ build whichever family a program happens to import first, since the families ref
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -103,3 +104,47 @@ def test_validate_json_takes_pydantic_options_as_its_own_method_does() -> None:
     with pytest.raises(PydanticUserError):
         models.PromptRequest.model_validate_json(text, by_alias=False)
     assert models.PromptRequest.model_validate_json(text, strict=True, context={}) == plain
+    assert models.PromptRequest.model_validate_json(json_data=text) == plain  # by keyword, as pydantic allows
+
+
+_PROMPT_TEXT = '{"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}'
+
+
+def _bound_validator(model: type) -> object:
+    """The validator that a built model's own `model_validate_json` hands calls to."""
+    return inspect.getclosurevars(model.model_validate_json).nonlocals["validate"].__self__
+
+
+def test_a_built_model_validates_json_with_its_own_validator() -> None:
+    """Once built, a model's `model_validate_json` is its own function, bound to its current validator, also after
+    a forced rebuild (which pydantic does not report to `__pydantic_on_complete__`)."""
+    model = models.SessionInfoUpdate
+    model.model_rebuild()
+    assert isinstance(model.__dict__["model_validate_json"], staticmethod)
+    assert _bound_validator(model) is model.__pydantic_validator__
+    model.model_rebuild(force=True)
+    assert _bound_validator(model) is model.__pydantic_validator__
+    assert isinstance(model.model_validate_json('{"sessionUpdate": "session_info_update"}'), model)
+
+
+def test_a_subclass_validates_json_as_itself() -> None:
+    """A user's subclass of a built model is not handed its parent's validator, and a method that a subclass
+    defines for itself is kept, in its own subclasses too."""
+    models.PromptRequest.model_validate_json(_PROMPT_TEXT)  # the parent is built first
+
+    class Mine(models.PromptRequest):
+        extra_note: str = "mine"
+
+    assert type(Mine.model_validate_json(_PROMPT_TEXT)) is Mine
+    assert _bound_validator(Mine) is Mine.__pydantic_validator__
+
+    class Custom(models.PromptRequest):
+        @classmethod
+        def model_validate_json(cls, json_data, **options):  # type: ignore[override]
+            return "custom"
+
+    class Below(Custom):
+        pass
+
+    assert Custom.model_validate_json(_PROMPT_TEXT) == "custom"
+    assert Below.model_validate_json(_PROMPT_TEXT) == "custom"
