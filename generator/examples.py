@@ -8,6 +8,7 @@ diagnostic with a file position, and generation stops.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,22 @@ from . import model, naming, schema_check
 from .loader import DataPath, Document
 
 ErrorSink = Callable[[Document, DataPath, str, str], None]
+
+
+# What the checks read of a method entry (besides `retry.keyParam`): `memo_inputs` must hold all of it.
+_METHOD_FIELDS = ("method", "kind", "params", "result")
+
+
+def memo_inputs(example_docs: list[Document], method_docs: list[Document], types: dict[str, Any]) -> bytes:
+    """Everything `check_examples` reads, as bytes: the example files as parsed, of each method entry the fields the
+    checks read, and the type schemas. Equal bytes mean an equal outcome, so a clean outcome can be kept under them
+    (pipeline.load_spec); a method's summary or description is not among them."""
+    methods = [
+        (tuple(d.data.get(name) for name in _METHOD_FIELDS), (d.data.get("retry") or {}).get("keyParam"))
+        for d in method_docs
+    ]
+    examples = [(d.display, d.data) for d in example_docs]
+    return pickle.dumps((examples, methods, types), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def check_examples(

@@ -4,7 +4,9 @@ Parsing the YAML and checking it against its meta-schema depend only on the file
 and the generator itself, so a file whose bytes did not change need not be parsed or checked again. The key hashes
 those bytes with the file's name (diagnostics carry it) and the generator's environment (generator/cache.py); the
 entry is pickled when it is made, before the meaning checks see the document, so nothing they do leaks into it.
-The meaning checks, which read across files, always run.
+The meaning checks, which read across files, always run, with one exception: the check of the worked examples
+(the slowest of them, and the only one that needs jsonschema-rs) keeps its outcome here under a key that hashes
+everything it reads (`examples.memo_inputs`), and only an outcome without a problem is kept.
 
 The cache lives in one file beside the run cache (in the project's own .cache/, trusted as its sources are) and
 holds entries for the files of the last run only.
@@ -16,6 +18,7 @@ import hashlib
 import os
 import pickle
 from pathlib import Path
+from typing import Any
 
 from .diagnostics import Diagnostic
 from .loader import Document
@@ -48,6 +51,12 @@ class ParseCache:
         h.update(data)
         return h.hexdigest()
 
+    def derived_key(self, name: str, inputs: bytes) -> str:
+        """The key of a result that depends only on `inputs` (the bytes of everything it reads) and the generator."""
+        h = hashlib.sha256(f"{self.environment}\0{name}\0".encode())
+        h.update(inputs)
+        return h.hexdigest()
+
     def get(self, key: str) -> Entry | None:
         """A fresh copy of the entry for `key`, or None."""
         blob = self.entries.get(key)
@@ -60,7 +69,11 @@ class ParseCache:
         self.used[key] = blob
         return entry
 
-    def put(self, key: str, entry: Entry) -> None:
+    def get_derived(self, key: str) -> Any:
+        """A fresh copy of the result kept under a `derived_key`, or None."""
+        return self.get(key)
+
+    def put(self, key: str, entry: Entry | Any) -> None:
         """Keep `entry` (pickled now, so later changes to the document do not reach the cache)."""
         self.used[key] = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
 

@@ -44,6 +44,7 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, pars
         raise SpecError(diagnostics)  # every meaning check reads the vocabulary
     # Meaning checks run even when some files failed their structure check, so that one run shows everything.
     checker = semantics.Checker(docs)
+    checker.memo = parsed
     for kind in KINDS:
         kind.check(checker)
     identifiers.check(checker)

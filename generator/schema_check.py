@@ -25,9 +25,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import jsonschema_rs
-
-if TYPE_CHECKING:  # jsonschema itself is imported only when a value is rejected
+if TYPE_CHECKING:  # jsonschema itself is imported only when a value is rejected; jsonschema-rs when a check runs
+    import jsonschema_rs
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
@@ -111,7 +110,7 @@ class TypeBundle:
         self._registry: jsonschema_rs.Registry | None = None
         if self._regexes is not None:
             try:
-                self._registry = jsonschema_rs.Registry([(self.URI, {**self.root, "$id": self.URI})])
+                self._registry = _rs().Registry([(self.URI, {**self.root, "$id": self.URI})])
             except _UNTRANSLATABLE:
                 self._registry = None
         self._validators: dict[str, Validator] = {}
@@ -135,8 +134,8 @@ def _compiled(
         return None, False
     try:
         if registry is None:
-            return jsonschema_rs.validator_for(schema), not regexes
-        return jsonschema_rs.validator_for(schema, registry=registry), not regexes
+            return _rs().validator_for(schema), not regexes
+        return _rs().validator_for(schema, registry=registry), not regexes
     except _UNTRANSLATABLE:  # a schema it cannot compile
         return None, False
 
@@ -189,10 +188,18 @@ def _is_python_regex(value: object) -> bool:
     return True
 
 
+def _rs() -> Any:
+    """jsonschema-rs, imported on first use: with its own imports it costs about 30 ms, which a run whose checks
+    are all answered from the cache (an incremental run) need not pay."""
+    import jsonschema_rs
+
+    return jsonschema_rs
+
+
 @cache
 def _fast_meta() -> jsonschema_rs.Validator:
     # jsonschema-rs carries the 2020-12 meta-schema itself: no download, no jsonschema import.
-    return jsonschema_rs.validator_for(
+    return _rs().validator_for(
         {"$schema": DIALECT, "$ref": DIALECT}, validate_formats=True, formats={"regex": _is_python_regex}
     )
 

@@ -6,12 +6,16 @@ Each check adds diagnostics and carries on, so that a maintainer sees every prob
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import envelopes, examples, model, naming, refinements, schema_check, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
+
+if TYPE_CHECKING:
+    from .parsecache import ParseCache
 
 IDEMPOTENCY_KEY_TYPE = "IdempotencyKey"
 RETRY_CLASS_TYPE = "RetryClass"
@@ -39,6 +43,7 @@ class Checker:
         self.traces_json: str | None = None  # set by the conformance kind's check
         self.differences: tuple[model.UpstreamDifference, ...] = ()  # set by the upstream-differences kind's check
         self.error_codes_listed: set[int] | None = None
+        self.memo: ParseCache | None = None  # where a clean outcome of the examples check is kept (pipeline.load_spec)
 
     def error(self, doc: Document, path: DataPath, code: str, message: str, *, key: bool = False) -> None:
         self.diagnostics.append(Diagnostic(doc.locate(path, key=key), code, message))
@@ -188,6 +193,16 @@ class Checker:
 
     # -- spec/types -----------------------------------------------------------------------------------
     def check_types(self) -> None:
+        # Whether every type schema is valid JSON Schema depends on the schemas alone: a clean outcome is kept under
+        # their bytes (as the examples check's is), which spares a run with the same types the meta-schema check.
+        memo, key, known_valid = self.memo, "", False
+        if memo is not None:
+            key = memo.derived_key(
+                "type-schemas",
+                pickle.dumps([d.data["types"] for d in self.type_docs], protocol=pickle.HIGHEST_PROTOCOL),
+            )
+            known_valid = memo.get_derived(key) is True
+        invalid = False
         for doc in self.type_docs:
             for name, schema in doc.data["types"].items():
                 if name in self.types:
@@ -201,10 +216,11 @@ class Checker:
                     )
                     continue
                 self.types[name] = (doc, schema)
-                for at, problem in schema_check.problems(schema):
+                for at, problem in () if known_valid else schema_check.problems(schema):
                     message = f"type {name!r} is not valid JSON Schema 2020-12: {problem}"
                     self.error(doc, ("types", name, *at), "invalid-type-schema", message)
                     self.bad_types.add(name)
+                    invalid = True
                 for where in _boolean_subschemas(schema, ("types", name)):
                     self.error(
                         doc,
@@ -213,6 +229,8 @@ class Checker:
                         "write a schema here, not a boolean: {} accepts any value, {not: {}} none",
                     )
                     self.bad_types.add(name)
+        if memo is not None and not known_valid and not invalid:
+            memo.put(key, True)
         for name, (doc, schema) in self.types.items():
             if name in self.bad_types:
                 continue
@@ -448,7 +466,17 @@ class Checker:
     def check_examples(self) -> None:
         # Only sound types: validating an example against a broken or circular schema would say nothing useful.
         schemas = {name: schema for name, (_, schema) in self.types.items() if name not in self.bad_types}
+        memo, key = self.memo, ""
+        if memo is not None:
+            key = memo.derived_key("examples", examples.memo_inputs(self.example_docs, self.method_docs, schemas))
+            kept = memo.get_derived(key)
+            if kept is not None:
+                self.examples = kept
+                return
+        before = len(self.diagnostics)
         self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
+        if memo is not None and len(self.diagnostics) == before:  # only a clean outcome: problems are found again
+            memo.put(key, self.examples)
 
     # -- the model ------------------------------------------------------------------------------------
     def _key_rules(self) -> model.KeyRules | None:

@@ -504,3 +504,42 @@ def test_a_memo_computes_only_what_it_does_not_hold(tmp_path: Path) -> None:
         memoized_each("test", {"b": "z"}, upper)
     assert asked[-1] == {"b": "z"} and len(asked) == 3
     assert memoized_each("test", {"b": "z"}, upper) == {"b": "Z"} and len(asked) == 4  # no cache: computed
+
+
+def test_checks_kept_in_the_parse_cache_run_again_when_what_they_read_changes(tmp_path: Path, monkeypatch) -> None:
+    """The examples check and the type schemas' meta-schema check keep a clean outcome in the parse cache: a prose
+    edit reuses it, and an edit to what they read runs them again, so the error is reported."""
+    from generator import examples, schema_check
+
+    shutil.copytree(ROOT / "spec", tmp_path / "spec")
+    spec_dir = tmp_path / "spec"
+
+    def load() -> list[str]:
+        parsed = ParseCache(tmp_path, "env")
+        try:
+            load_spec(spec_dir, tmp_path, read_spec(spec_dir, tmp_path), parsed)
+        except SpecError as exc:
+            return [d.code for d in exc.diagnostics]
+        finally:
+            parsed.save()
+        return []
+
+    assert load() == []  # a clean spec: both outcomes are kept
+    calls: Counter[str] = Counter()
+    check_examples, problems = examples.check_examples, schema_check.problems
+    monkeypatch.setattr(examples, "check_examples", lambda *a: calls.update(["examples"]) or check_examples(*a))
+    monkeypatch.setattr(schema_check, "problems", lambda s: calls.update(["types"]) or problems(s))
+
+    method = spec_dir / "methods/session-new.yaml"
+    method.write_text(method.read_text().replace("summary: ", "summary: Edited. ", 1))
+    assert load() == [] and calls == Counter()  # prose only: nothing they read changed
+
+    example = spec_dir / "examples/session-new.yaml"
+    example.write_text(example.read_text().replace("method: session/new", "method: session/load", 1))
+    assert "example-method-mismatch" in load()
+    assert calls["examples"] == 1 and calls["types"] == 0
+
+    types = spec_dir / "types/session.yaml"
+    types.write_text(types.read_text().replace("    type: string\n", "    type: strung\n", 1))
+    assert "invalid-type-schema" in load()
+    assert calls["types"] > 0
