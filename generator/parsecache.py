@@ -73,7 +73,11 @@ class ParseCache:
         """A fresh copy of the result kept under a `derived_key`, or None."""
         return self.get(key)
 
-    def put(self, key: str, entry: Entry | Any) -> None:
+    def put_derived(self, key: str, value: Any) -> None:
+        """Keep a result under its `derived_key` (pickled now)."""
+        self.used[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def put(self, key: str, entry: Entry) -> None:
         """Keep `entry` (pickled now, so later changes to the document do not reach the cache)."""
         self.used[key] = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
 

@@ -230,7 +230,7 @@ class Checker:
                     )
                     self.bad_types.add(name)
         if memo is not None and not known_valid and not invalid:
-            memo.put(key, True)
+            memo.put_derived(key, True)
         for name, (doc, schema) in self.types.items():
             if name in self.bad_types:
                 continue
@@ -476,7 +476,7 @@ class Checker:
         before = len(self.diagnostics)
         self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
         if memo is not None and len(self.diagnostics) == before:  # only a clean outcome: problems are found again
-            memo.put(key, self.examples)
+            memo.put_derived(key, self.examples)
 
     # -- the model ------------------------------------------------------------------------------------
     def _key_rules(self) -> model.KeyRules | None:

@@ -88,6 +88,7 @@ class SharedParses(ParseCache):
         self._where: dict[str, tuple[str, Path, bytes]] = {}  # key -> (display, path, content digest)
         self._made: dict[bytes, tuple[str, Path, bytes, bool]] = {}  # digest -> (display, path, pickle, clean)
         self._latest: dict[str, str] = {}  # display -> key of the latest load of that file
+        self._derived: dict[str, bytes] = {}  # derived_key -> pickled result, shared by both sides
 
     def key(self, display: str, path: Path, data: bytes, meta: bytes) -> str:
         digest = hashlib.sha256(b"%d\0%b\0%b" % (len(meta), meta, data)).digest()
@@ -95,6 +96,16 @@ class SharedParses(ParseCache):
         self._where[key] = (display, path, digest)
         self._latest[display] = key
         return key
+
+    def derived_key(self, name: str, inputs: bytes) -> str:
+        return hashlib.sha256(b"%b\0%b" % (name.encode(), inputs)).hexdigest()
+
+    def get_derived(self, key: str) -> Any:
+        blob = self._derived.get(key)
+        return None if blob is None else pickle.loads(blob)
+
+    def put_derived(self, key: str, value: Any) -> None:
+        self._derived[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
     def get(self, key: str) -> Entry | None:
         display, path, digest = self._where[key]
