@@ -28,12 +28,25 @@ class Snapshot:
     files: dict[str, bytes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _names: dict[str, str] = field(default_factory=dict, repr=False)
+    _folders: dict[str, Path | None] = field(default_factory=dict, repr=False)  # folder -> resolved, per run
 
     def display(self, rel: str) -> str:
-        """How a spec file is named in diagnostics."""
-        if rel not in self._names:
-            self._names[rel] = display_path(self.spec_dir / rel, self.root)
-        return self._names[rel]
+        """How a spec file is named in diagnostics: as display_path names it, with each folder resolved once."""
+        name = self._names.get(rel)
+        if name is None:
+            folder, _, base = rel.rpartition("/")
+            if folder not in self._folders:
+                self._folders[folder] = self._inside_root(self.spec_dir / folder)
+            inside = self._folders[folder]
+            name = (inside / base).as_posix() if inside is not None else display_path(self.spec_dir / rel, self.root)
+            self._names[rel] = name
+        return name
+
+    def _inside_root(self, folder: Path) -> Path | None:
+        try:
+            return folder.resolve().relative_to(self.root.resolve())
+        except (ValueError, OSError, RuntimeError):
+            return None
 
     def matching(self, pattern: str) -> list[str]:
         """The files read for `pattern`, sorted."""
