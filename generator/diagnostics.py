@@ -63,10 +63,20 @@ class SpecError(Exception):
         return "\n".join(lines) + "\n"
 
 
-def display_path(path: Path, root: Path) -> str:
-    """The path as a maintainer would type it: relative to the project root when inside it, with `/`."""
+def folder_in_root(folder: Path, root: Path) -> Path | None:
+    """`folder`, resolved, relative to the resolved project root; None when it lies outside it (or cannot be
+    resolved)."""
     try:
-        # The folder is resolved, not the file: a symlinked spec file is named as the maintainer wrote it.
-        return (path.parent.resolve() / path.name).relative_to(root.resolve()).as_posix()
+        return folder.resolve().relative_to(root.resolve())
     except (ValueError, OSError, RuntimeError):
-        return path.as_posix()
+        return None
+
+
+def display_path(path: Path, root: Path, folder: Path | None = None) -> str:
+    """The path as a maintainer would type it: relative to the project root when inside it, with `/`.
+
+    The folder is resolved, not the file: a symlinked spec file is named as the maintainer wrote it. `folder`, when
+    given, is `folder_in_root(path.parent, root)` already worked out (a caller naming many files of one folder).
+    """
+    inside = folder if folder is not None else folder_in_root(path.parent, root)
+    return (inside / path.name).as_posix() if inside is not None else path.as_posix()

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diagnostics import Diagnostic, Location, display_path
+from .diagnostics import Diagnostic, Location, display_path, folder_in_root
 
 MAX_FILE_BYTES = 1024 * 1024  # the largest spec file is about 20 KB
 
@@ -28,25 +28,18 @@ class Snapshot:
     files: dict[str, bytes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _names: dict[str, str] = field(default_factory=dict, repr=False)
-    _folders: dict[str, Path | None] = field(default_factory=dict, repr=False)  # folder -> resolved, per run
+    _folders: dict[str, Path | None] = field(default_factory=dict, repr=False)  # folder -> folder_in_root, per run
 
     def display(self, rel: str) -> str:
-        """How a spec file is named in diagnostics: as display_path names it, with each folder resolved once."""
+        """How a spec file is named in diagnostics (`display_path`), each folder resolved once per run."""
         name = self._names.get(rel)
         if name is None:
-            folder, _, base = rel.rpartition("/")
+            path = self.spec_dir / rel
+            folder = rel.rpartition("/")[0]
             if folder not in self._folders:
-                self._folders[folder] = self._inside_root(self.spec_dir / folder)
-            inside = self._folders[folder]
-            name = (inside / base).as_posix() if inside is not None else display_path(self.spec_dir / rel, self.root)
-            self._names[rel] = name
+                self._folders[folder] = folder_in_root(path.parent, self.root)
+            name = self._names[rel] = display_path(path, self.root, self._folders[folder])
         return name
-
-    def _inside_root(self, folder: Path) -> Path | None:
-        try:
-            return folder.resolve().relative_to(self.root.resolve())
-        except (ValueError, OSError, RuntimeError):
-            return None
 
     def matching(self, pattern: str) -> list[str]:
         """The files read for `pattern`, sorted."""

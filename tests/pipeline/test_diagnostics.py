@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from generator import paths
+from generator.diagnostics import display_path
+from generator.specfiles import Snapshot
 from tests.regen import BASE_CASE
 from tests.support import (
     INVALID_FIXTURES,
@@ -72,3 +74,22 @@ def test_every_problem_in_one_run(tmp_path: Path) -> None:
     err = run_generator("validate", "--root", str(root)).err
     files = {line.split(":")[0] for line in err.splitlines()[:-1]}
     assert files == {"spec/methods/session-close.yaml", "spec/methods/session-new.yaml", "spec/types/broken.yaml"}
+
+
+def test_spec_file_names_resolve_folders_not_files(tmp_path: Path) -> None:
+    """A spec file is named relative to the root through its resolved folder, the file itself as written; the
+    folder cache of a run gives the same names as `display_path`, and a spec outside the root keeps its path."""
+    root = tmp_path / "project"
+    (root / "real" / "methods").mkdir(parents=True)
+    (root / "spec").symlink_to(root / "real")  # a symlinked folder is resolved
+    (root / "real" / "methods" / "a.yaml").write_text("x")
+    (root / "real" / "methods" / "b.yaml").symlink_to(root / "real" / "methods" / "a.yaml")  # a file is not
+    snapshot = Snapshot(root / "spec", root)
+    names = [snapshot.display(rel) for rel in ("methods/a.yaml", "methods/b.yaml", "top.yaml", "methods/a.yaml")]
+    assert names == ["real/methods/a.yaml", "real/methods/b.yaml", "real/top.yaml", "real/methods/a.yaml"]
+    assert names[:3] == [
+        display_path(root / "spec" / rel, root) for rel in ("methods/a.yaml", "methods/b.yaml", "top.yaml")
+    ]
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    assert Snapshot(outside, root).display("methods/a.yaml") == (outside / "methods/a.yaml").as_posix()
