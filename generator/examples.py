@@ -8,10 +8,12 @@ diagnostic with a file position, and generation stops.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from . import model, naming, schema_check
 from .loader import DataPath, Document
@@ -19,20 +21,81 @@ from .loader import DataPath, Document
 ErrorSink = Callable[[Document, DataPath, str, str], None]
 
 
-# What the checks read of a method entry (besides `retry.keyParam`): `memo_inputs` must hold all of it.
+# What the checks read of a method entry (besides `retry.keyParam`): `_inputs` must hold all of it.
 _METHOD_FIELDS = ("method", "kind", "params", "result")
 
 
-def memo_inputs(example_docs: list[Document], method_docs: list[Document], types: dict[str, Any]) -> bytes:
-    """Everything `check_examples` reads, as bytes: the example files as parsed, of each method entry the fields the
-    checks read, and the type schemas. Equal bytes mean an equal outcome, so a clean outcome can be kept under them
-    (pipeline.load_spec); a method's summary or description is not among them."""
-    methods = [
-        (tuple(d.data.get(name) for name in _METHOD_FIELDS), (d.data.get("retry") or {}).get("keyParam"))
-        for d in method_docs
-    ]
-    examples = [(d.display, d.data) for d in example_docs]
-    return pickle.dumps((examples, methods, types), protocol=pickle.HIGHEST_PROTOCOL)
+class Memo(Protocol):
+    """Where clean outcomes are kept between runs (the parse cache), as `check_examples` uses it."""
+
+    def derived_key(self, name: str, inputs: bytes) -> str: ...
+
+    def get_derived(self, key: str) -> Any: ...
+
+    def put_derived(self, key: str, value: Any) -> None: ...
+
+
+class _Reach:
+    """The types an example's check reads: its method's params and result types and every type they refer to,
+    each with a digest of its schema (made once per type, whichever examples need it)."""
+
+    def __init__(self, types: dict[str, Any], refs: dict[str, set[str]] | None) -> None:
+        self.types = types
+        self.refs = dict(refs or {})
+        self.digests: dict[str, bytes] = {}
+
+    def _targets(self, name: str) -> set[str]:
+        targets = self.refs.get(name)
+        if targets is None:  # a type the caller has not listed: its refs are read here
+            targets = self.refs[name] = {ref.removeprefix(_REF_PREFIX) for ref in _refs(self.types[name])}
+        return targets
+
+    def inputs(self, roots: Iterable[Any]) -> list[tuple[str, bytes | None]]:
+        """(name, schema digest) of every type reachable from `roots`, by name; None for a name with no sound type."""
+        seen: dict[str, bytes | None] = {}
+        todo = [name for name in roots if isinstance(name, str)]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            if name not in self.types:
+                seen[name] = None
+                continue
+            digest = self.digests.get(name)
+            if digest is None:
+                blob = pickle.dumps(self.types[name], protocol=pickle.HIGHEST_PROTOCOL)
+                digest = self.digests[name] = hashlib.sha256(blob).digest()
+            seen[name] = digest
+            todo.extend(self._targets(name))
+        return sorted(seen.items())
+
+
+_REF_PREFIX = "#/$defs/"
+
+
+def _refs(value: Any) -> Iterator[str]:
+    """Every `$ref` string in a schema."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$ref":
+                if isinstance(item, str):
+                    yield item
+            else:
+                yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)
+
+
+def _inputs(doc: Document, entry: dict[str, Any], reach: _Reach) -> bytes:
+    """Everything the check of one example reads, as bytes: the example as parsed, the fields of its method entry
+    that the checks read, and the schemas of the types they reach. Equal bytes mean an equal outcome, so a clean
+    outcome can be kept under them; a method's summary or description is not among them, nor any other type. The
+    file's name is not either (the outcome does not depend on it, and the two sides of a diff name the same file
+    differently): a kept example gets the name of the file it is taken for."""
+    method = (tuple(entry.get(name) for name in _METHOD_FIELDS), (entry.get("retry") or {}).get("keyParam"))
+    types = reach.inputs((entry.get("params"), entry.get("result")))
+    return pickle.dumps((doc.data, method, types), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def check_examples(
@@ -40,13 +103,22 @@ def check_examples(
     method_docs: list[Document],
     types: dict[str, dict[str, Any]],
     error: ErrorSink,
+    *,
+    memo: Memo | None = None,
+    refs: dict[str, set[str]] | None = None,
 ) -> dict[str, model.Example]:
-    """Check every example; return the valid ones by method slug. Problems go to `error`."""
+    """Check every example; return the valid ones by method slug. Problems go to `error`.
+
+    With a `memo`, each example whose check reads exactly what an earlier clean check read is taken from it (its
+    problems, if it has any, are found again). `refs` names the types each type refers to, when the caller has
+    them; they are worked out here otherwise.
+    """
     twins = naming.twins([d.data["method"] for d in method_docs])
     by_slug = {
         naming.method_slug(d.data["method"], d.data["kind"], has_twin=d.data["method"] in twins): d for d in method_docs
     }
-    validators = schema_check.TypeBundle(types)  # one validator per type, resolving `$ref`s as the schema does
+    validators: schema_check.TypeBundle | None = None  # made when an example is checked, not taken from the memo
+    reach = _Reach(types, refs)
     examples: dict[str, model.Example] = {}
     for doc in example_docs:
         slug = Path(doc.display).stem
@@ -60,8 +132,19 @@ def check_examples(
                 "such as session-prompt.yaml",
             )
             continue
+        key = ""
+        if memo is not None:
+            key = memo.derived_key("example", _inputs(doc, entry.data, reach))
+            kept = memo.get_derived(key)
+            if kept is not None:
+                examples[slug] = kept if kept.source == doc.display else dataclasses.replace(kept, source=doc.display)
+                continue
+        if validators is None:
+            validators = schema_check.TypeBundle(types)  # one validator per type, resolving `$ref`s as the schema does
         if _check_one(doc, entry.data, validators, types, error):
             examples[slug] = _build(doc)
+            if memo is not None:
+                memo.put_derived(key, examples[slug])
     return examples
 
 

@@ -4,9 +4,11 @@ Parsing the YAML and checking it against its meta-schema depend only on the file
 and the generator itself, so a file whose bytes did not change need not be parsed or checked again. The key hashes
 those bytes with the file's name (diagnostics carry it) and the generator's environment (generator/cache.py); the
 entry is pickled when it is made, before the meaning checks see the document, so nothing they do leaks into it.
-The meaning checks, which read across files, always run, with one exception: the check of the worked examples
-(the slowest of them, and the only one that needs jsonschema-rs) keeps its outcome here under a key that hashes
-everything it reads (`examples.memo_inputs`), and only an outcome without a problem is kept.
+The meaning checks, which read across files, always run, with two exceptions, each of which keeps only an outcome
+without a problem, under a key that hashes everything it read: the meta-schema check of a types file's schemas
+(per file: it reads that file's types alone), and the check of each worked example (the slowest of the checks,
+and the only one that needs jsonschema-rs: per example, as `examples._inputs` says, so that editing one type
+checks again only the examples that reach it).
 
 The cache lives in one file beside the run cache (in the project's own .cache/, trusted as its sources are) and
 holds entries for the files of the last run only.

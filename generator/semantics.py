@@ -40,6 +40,7 @@ class Checker:
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
         self.bad_types: set[str] = set()  # types that are not valid JSON Schema: checks that read them skip them
+        self.type_refs: dict[str, set[str]] = {}  # the names each sound type's `$ref`s name (set by check_types)
         self.traces_json: str | None = None  # set by the conformance kind's check
         self.differences: tuple[model.UpstreamDifference, ...] = ()  # set by the upstream-differences kind's check
         self.error_codes_listed: set[int] | None = None
@@ -193,17 +194,18 @@ class Checker:
 
     # -- spec/types -----------------------------------------------------------------------------------
     def check_types(self) -> None:
-        # Whether every type schema is valid JSON Schema depends on the schemas alone: a clean outcome is kept under
-        # their bytes (as the examples check's is), which spares a run with the same types the meta-schema check.
-        memo, key, known_valid = self.memo, "", False
-        if memo is not None:
-            key = memo.derived_key(
-                "type-schemas",
-                pickle.dumps([d.data["types"] for d in self.type_docs], protocol=pickle.HIGHEST_PROTOCOL),
-            )
-            known_valid = memo.get_derived(key) is True
-        invalid = False
+        # Whether a type schema is valid JSON Schema depends on that schema alone: the clean outcome of a file's
+        # types is kept under their bytes (as each example's is), which spares a run in which the file is unchanged
+        # the meta-schema check, even when other files changed. A file with a type skipped as a duplicate is not
+        # kept: that type was never checked.
+        memo = self.memo
         for doc in self.type_docs:
+            key, known_valid, clean = "", False, True
+            if memo is not None:
+                key = memo.derived_key(
+                    "type-schemas", pickle.dumps(doc.data["types"], protocol=pickle.HIGHEST_PROTOCOL)
+                )
+                known_valid = memo.get_derived(key) is True
             for name, schema in doc.data["types"].items():
                 if name in self.types:
                     first = self.types[name][0]
@@ -214,13 +216,14 @@ class Checker:
                         f"type {name!r} is already defined in {first.display}",
                         key=True,
                     )
+                    clean = False
                     continue
                 self.types[name] = (doc, schema)
                 for at, problem in () if known_valid else schema_check.problems(schema):
                     message = f"type {name!r} is not valid JSON Schema 2020-12: {problem}"
                     self.error(doc, ("types", name, *at), "invalid-type-schema", message)
                     self.bad_types.add(name)
-                    invalid = True
+                    clean = False
                 for where in _boolean_subschemas(schema, ("types", name)):
                     self.error(
                         doc,
@@ -229,15 +232,18 @@ class Checker:
                         "write a schema here, not a boolean: {} accepts any value, {not: {}} none",
                     )
                     self.bad_types.add(name)
-        if memo is not None and not known_valid and not invalid:
-            memo.put_derived(key, True)
+            if memo is not None and not known_valid and clean:
+                memo.put_derived(key, True)
         for name, (doc, schema) in self.types.items():
             if name in self.bad_types:
                 continue
+            targets = self.type_refs[name] = set()
             for path, ref in _refs(schema, ("types", name)):
                 if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
                     self.error(doc, path, "bad-ref", f"$ref {ref!r} must have the form '{REF_PREFIX}TypeName'")
-                elif ref.removeprefix(REF_PREFIX) not in self.types:
+                    continue
+                targets.add(ref.removeprefix(REF_PREFIX))
+                if ref.removeprefix(REF_PREFIX) not in self.types:
                     self.error(
                         doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
                     )
@@ -466,17 +472,10 @@ class Checker:
     def check_examples(self) -> None:
         # Only sound types: validating an example against a broken or circular schema would say nothing useful.
         schemas = {name: schema for name, (_, schema) in self.types.items() if name not in self.bad_types}
-        memo, key = self.memo, ""
-        if memo is not None:
-            key = memo.derived_key("examples", examples.memo_inputs(self.example_docs, self.method_docs, schemas))
-            kept = memo.get_derived(key)
-            if kept is not None:
-                self.examples = kept
-                return
-        before = len(self.diagnostics)
-        self.examples = examples.check_examples(self.example_docs, self.method_docs, schemas, self.error)
-        if memo is not None and len(self.diagnostics) == before:  # only a clean outcome: problems are found again
-            memo.put_derived(key, self.examples)
+        # A clean outcome is kept per example, under what that example's check reads (examples.check_examples).
+        self.examples = examples.check_examples(
+            self.example_docs, self.method_docs, schemas, self.error, memo=self.memo, refs=self.type_refs
+        )
 
     # -- the model ------------------------------------------------------------------------------------
     def _key_rules(self) -> model.KeyRules | None:

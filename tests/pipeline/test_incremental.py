@@ -507,8 +507,9 @@ def test_a_memo_computes_only_what_it_does_not_hold(tmp_path: Path) -> None:
 
 
 def test_checks_kept_in_the_parse_cache_run_again_when_what_they_read_changes(tmp_path: Path, monkeypatch) -> None:
-    """The examples check and the type schemas' meta-schema check keep a clean outcome in the parse cache: a prose
-    edit reuses it, and an edit to what they read runs them again, so the error is reported."""
+    """Each worked example's check and each types file's meta-schema check keep a clean outcome in the parse cache:
+    a prose edit reuses them all, and an edit to what one of them reads runs that one again (and only the checks
+    that read it), so an error it causes is reported."""
     from generator import examples, schema_check
 
     shutil.copytree(ROOT / "spec", tmp_path / "spec")
@@ -524,22 +525,36 @@ def test_checks_kept_in_the_parse_cache_run_again_when_what_they_read_changes(tm
             parsed.save()
         return []
 
-    assert load() == []  # a clean spec: both outcomes are kept
-    calls: Counter[str] = Counter()
-    check_examples, problems = examples.check_examples, schema_check.problems
-    monkeypatch.setattr(examples, "check_examples", lambda *a: calls.update(["examples"]) or check_examples(*a))
-    monkeypatch.setattr(schema_check, "problems", lambda s: calls.update(["types"]) or problems(s))
+    assert load() == []  # a clean spec: every outcome is kept
+    checked: Counter[str] = Counter()  # examples checked, by file name
+    metaschema: Counter[str] = Counter()  # how many type schemas got the meta-schema check
+    check_one, problems = examples._check_one, schema_check.problems
+    monkeypatch.setattr(
+        examples, "_check_one", lambda doc, *a: checked.update([Path(doc.display).name]) or check_one(doc, *a)
+    )
+    monkeypatch.setattr(schema_check, "problems", lambda s: metaschema.update(["type"]) or problems(s))
 
     method = spec_dir / "methods/session-new.yaml"
     method.write_text(method.read_text().replace("summary: ", "summary: Edited. ", 1))
-    assert load() == [] and calls == Counter()  # prose only: nothing they read changed
+    assert load() == [] and checked == Counter() and metaschema == Counter()  # prose only: nothing they read changed
 
     example = spec_dir / "examples/session-new.yaml"
     example.write_text(example.read_text().replace("method: session/new", "method: session/load", 1))
     assert "example-method-mismatch" in load()
-    assert calls["examples"] == 1 and calls["types"] == 0
+    assert checked == Counter({"session-new.yaml": 1}) and metaschema == Counter()
+    example.write_text(example.read_text().replace("method: session/load", "method: session/new", 1))
+    assert load() == []
+    checked.clear()
 
+    # A type that the session/new example reaches: that example is checked again, and an example that does not
+    # reach the type (session/prompt's) is not; only the edited file's types get the meta-schema check again.
     types = spec_dir / "types/session.yaml"
+    data = yaml.safe_load(types.read_text(encoding="utf-8"))
+    data["types"]["NewSessionRequest"]["maxProperties"] = 1  # the example's params have two members
+    types.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    assert "example-invalid-params" in load()
+    assert checked["session-new.yaml"] == 1 and "session-prompt.yaml" not in checked
+    assert metaschema["type"] == len(data["types"])
+
     types.write_text(types.read_text().replace("    type: string\n", "    type: strung\n", 1))
     assert "invalid-type-schema" in load()
-    assert calls["types"] > 0
