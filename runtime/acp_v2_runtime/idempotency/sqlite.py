@@ -32,6 +32,12 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 """
 
 
+# The statements of a keyed prompt's one-step insert, written out once: a statement built on every call would be a new
+# string each time, hashed again to find the prepared statement in the connection's cache.
+_CLAIM_RECORD = f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, 'recorded', NULL, NULL, ?, ?)"
+_ROW = f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?"
+
+
 class SQLiteStore(SqlStore):
     """Keys in a table of one SQLite file (WAL mode). Each thread gets its own connection."""
 
@@ -118,18 +124,12 @@ class SQLiteStore(SqlStore):
         self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
     ) -> ClaimResult:
         with self.transaction() as conn:
-            added = conn.execute(
-                f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, 'recorded', NULL, NULL, ?, ?)",
-                (session_id, bytes.fromhex(digest), fingerprint, message_id),
-            ).rowcount
+            added = conn.execute(_CLAIM_RECORD, (session_id, bytes.fromhex(digest), fingerprint, message_id)).rowcount
             if added:
                 if write is not None:
                     write(conn, message_id)
                 return INSERTED
-            state, row_fp, row_mid = conn.execute(
-                f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?",
-                (session_id, bytes.fromhex(digest)),
-            ).fetchone()
+            state, row_fp, row_mid = conn.execute(_ROW, (session_id, bytes.fromhex(digest))).fetchone()
             return ClaimResult("recorded" if state == "recorded" else "busy", row_mid, row_fp)
 
     def release(self, session_id: str, digest: str, owner: str) -> None:
