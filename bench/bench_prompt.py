@@ -41,7 +41,7 @@ PAYLOADS = {
     },
 }
 BATCH = 2000
-ROUNDS = 15
+ROUNDS = 31
 
 
 def run() -> list[Ratio]:

@@ -33,7 +33,7 @@ from bench.common import Ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 LINES = 100_000
-ROUNDS = 5
+ROUNDS = 9  # each round is a few seconds: a median of nine, as the shared machine slows whole stretches
 SLICES = 20  # each round alternates ours and the floor over this many slices of the corpus
 COMMAND_ROUNDS = 3
 
