@@ -35,11 +35,13 @@ of its own and the call to `write`, so it cannot take much less than twice as lo
 interpreter overhead, not storage. What a key costs an Agent is the main lines' question; these show where it
 goes. A third secondary line runs the main lines' calls on a blocking store that stores nothing, in the same
 worker thread: what is left is the ledger's own part of a keyed prompt around the same thread hop. It reads
-about 0.82 to 0.83 here, so on SQLite the ledger's part and the key's row weigh about the same: counted in the
-write-ahead log, an unkeyed prompt's transaction writes 3.1 pages and a keyed one 4.9 to 5.1 (the key's leaf,
-which is a random one, and now and then the pages a split of it touches). The ledger's part is
-more than its CPU time in a tight loop: between two thread hops its code and data are no longer in the cache,
-and the prompt's digest, 3 µs in a loop, takes about 8 µs there.
+about 0.87 to 0.89 here (0.82 to 0.83 before the one-step path read the store's answer itself and OpenSSL's SHA-256
+gave way to CPython's), so on SQLite the key's row is now the larger part: counted in the write-ahead log, an
+unkeyed prompt's transaction writes 3.1 pages and a keyed one 4.9 to 5.1 (the key's leaf, which is a random one,
+and now and then the pages a split of it touches), and with the row taken out the SQLite line read 0.90. The
+ledger's part is more than its CPU time in a tight loop: between two thread hops its code and data are no longer in
+the cache. Most of what is left is the prompt's digest, its canonical JSON above all (with a constant digest in its
+place the no-op line read 0.96).
 
 Both sides of every line run in pairs in this process, each pair in an order drawn at random (`paired`). The
 memory lines count this process's CPU time: the store runs inline and never waits, and on a shared machine wall
