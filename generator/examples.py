@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import pickle
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,18 +37,13 @@ class Memo(Protocol):
 
 class _Reach:
     """The types an example's check reads: its method's params and result types and every type they refer to,
-    each with a digest of its schema (made once per type, whichever examples need it)."""
+    each with a digest of its schema (made once per type, whichever examples need it). `refs` is the checker's
+    graph of `$ref`s between the sound types (semantics.Checker.type_refs)."""
 
-    def __init__(self, types: dict[str, Any], refs: dict[str, set[str]] | None) -> None:
+    def __init__(self, types: dict[str, Any], refs: dict[str, set[str]]) -> None:
         self.types = types
-        self.refs = dict(refs or {})
+        self.refs = refs
         self.digests: dict[str, bytes] = {}
-
-    def _targets(self, name: str) -> set[str]:
-        targets = self.refs.get(name)
-        if targets is None:  # a type the caller has not listed: its refs are read here
-            targets = self.refs[name] = {ref.removeprefix(_REF_PREFIX) for ref in _refs(self.types[name])}
-        return targets
 
     def inputs(self, roots: Iterable[Any]) -> list[tuple[str, bytes | None]]:
         """(name, schema digest) of every type reachable from `roots`, by name; None for a name with no sound type."""
@@ -66,25 +61,8 @@ class _Reach:
                 blob = pickle.dumps(self.types[name], protocol=pickle.HIGHEST_PROTOCOL)
                 digest = self.digests[name] = hashlib.sha256(blob).digest()
             seen[name] = digest
-            todo.extend(self._targets(name))
+            todo.extend(self.refs[name])
         return sorted(seen.items())
-
-
-_REF_PREFIX = "#/$defs/"
-
-
-def _refs(value: Any) -> Iterator[str]:
-    """Every `$ref` string in a schema."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "$ref":
-                if isinstance(item, str):
-                    yield item
-            else:
-                yield from _refs(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _refs(item)
 
 
 def _inputs(doc: Document, entry: dict[str, Any], reach: _Reach) -> bytes:
@@ -103,15 +81,14 @@ def check_examples(
     method_docs: list[Document],
     types: dict[str, dict[str, Any]],
     error: ErrorSink,
+    refs: dict[str, set[str]],
     *,
     memo: Memo | None = None,
-    refs: dict[str, set[str]] | None = None,
 ) -> dict[str, model.Example]:
     """Check every example; return the valid ones by method slug. Problems go to `error`.
 
-    With a `memo`, each example whose check reads exactly what an earlier clean check read is taken from it (its
-    problems, if it has any, are found again). `refs` names the types each type refers to, when the caller has
-    them; they are worked out here otherwise.
+    `refs` names the types each type of `types` refers to. With a `memo`, each example whose check reads exactly
+    what an earlier clean check read is taken from it (its problems, if it has any, are found again).
     """
     twins = naming.twins([d.data["method"] for d in method_docs])
     by_slug = {

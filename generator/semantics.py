@@ -242,8 +242,9 @@ class Checker:
                 if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
                     self.error(doc, path, "bad-ref", f"$ref {ref!r} must have the form '{REF_PREFIX}TypeName'")
                     continue
-                targets.add(ref.removeprefix(REF_PREFIX))
-                if ref.removeprefix(REF_PREFIX) not in self.types:
+                target = ref.removeprefix(REF_PREFIX)
+                targets.add(target)
+                if target not in self.types:
                     self.error(
                         doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
                     )
@@ -474,7 +475,7 @@ class Checker:
         schemas = {name: schema for name, (_, schema) in self.types.items() if name not in self.bad_types}
         # A clean outcome is kept per example, under what that example's check reads (examples.check_examples).
         self.examples = examples.check_examples(
-            self.example_docs, self.method_docs, schemas, self.error, memo=self.memo, refs=self.type_refs
+            self.example_docs, self.method_docs, schemas, self.error, self.type_refs, memo=self.memo
         )
 
     # -- the model ------------------------------------------------------------------------------------

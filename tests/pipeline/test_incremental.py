@@ -556,5 +556,7 @@ def test_checks_kept_in_the_parse_cache_run_again_when_what_they_read_changes(tm
     assert checked["session-new.yaml"] == 1 and "session-prompt.yaml" not in checked
     assert metaschema["type"] == len(data["types"])
 
+    metaschema.clear()
     types.write_text(types.read_text().replace("    type: string\n", "    type: strung\n", 1))
     assert "invalid-type-schema" in load()
+    assert metaschema["type"] > 0

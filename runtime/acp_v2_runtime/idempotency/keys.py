@@ -135,7 +135,7 @@ def _json_type(value: object) -> str:
 
 # CPython's own SHA-256, the same digest as OpenSSL's: for a key's or a prompt's few hundred bytes it costs less,
 # as OpenSSL's per-call set-up dominates. On an Agent's path, where each digest comes between two thread hops,
-# OpenSSL's took 2.5 times as long as in a tight loop and CPython's about 1.2 times.
+# OpenSSL's took nearly three times as long as in a tight loop and CPython's about 1.2 times.
 try:
     from _sha256 import sha256 as _SHA256  # Python 3.10 and 3.11
 except ImportError:
