@@ -168,7 +168,7 @@ class KeyLedger:
         """
         session_id, digest = slot
         message_id = derive_message_id(session_id, key) if self.derive_message_ids else self._new_message_id()
-        stored = prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)
+        stored = self._stored(prompt)
         claim = claim_record(session_id, digest, message_id, stored, write)
         if claim is INSERTED or claim.state == "claimed":
             return message_id
@@ -193,7 +193,7 @@ class KeyLedger:
         unkeyed prompt does, and reads its answer for every attempt; if this attempt's own task is cancelled
         meanwhile, a callback on the call answers the others instead.
         """
-        stored = prompt if self._lazy or prompt is None else prompt_fingerprint(prompt)  # as self._stored does
+        stored = self._stored(prompt)
         pending = _Pending(self._fingerprint(prompt, stored), stored, inserting=True)
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
