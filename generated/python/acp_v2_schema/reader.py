@@ -19,6 +19,7 @@ The routing table is the spec's: every (method, kind) with its params and result
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -168,10 +169,6 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _key(request_id: int | str) -> tuple[bool, int | str]:
-    return (type(request_id) is str, request_id)
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -250,41 +247,51 @@ def _message(cls: type[Any], members: dict[str, Any], given: dict[str, Any], for
 _ID_SCHEMA = cs.union_schema([cs.int_schema(), cs.str_schema()])
 
 
-class _Calls:
-    """Any request or notification of a method with params, validated and routed by `method` in pydantic-core.
+def _calls(with_requests: bool) -> Any:
+    """The one-pass validator of calls, validated and routed by `method` in pydantic-core: any request or
+    notification of a method with params, or (`with_requests` false) its notifications alone; False when there is
+    no such form.
 
     A notification refuses members it does not know, so that a line with an `id` is never read as one; where a
-    method has both forms, the request (which needs an `id`) is tried first.
+    method has both forms, the request (which needs an `id`) is tried first. A line without the text `"id"` holds
+    no request, and the union of notifications alone reads it without that first try, which would validate the
+    params once in vain.
     """
+    kinds = ("request", "notification") if with_requests else ("notification",)
+    routes = sorted(
+        (
+            (method, kind, route.params)
+            for (method, kind), route in ROUTES.items()
+            if kind in kinds and route.params
+        ),
+        key=lambda item: item[1] != "request",
+    )
+    if not routes:  # left to the careful path, which keeps params without a type as they were sent
+        return False
 
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        forms: dict[str, list[CoreSchema]] = {}
-        for (method, kind), route in sorted(
-            ROUTES.items(), key=lambda item: item[0][1] != "request"
-        ):
-            if route.params is None:
-                continue  # left to the careful path, which keeps such params as they were sent
-            members = {
-                "method": cs.literal_schema([method]),
-                "params": handler.generate_schema(getattr(models, route.params)),
+    class Calls:
+        @classmethod
+        def __get_pydantic_core_schema__(
+            cls, source: Any, handler: GetCoreSchemaHandler
+        ) -> CoreSchema:
+            forms: dict[str, list[CoreSchema]] = {}
+            for method, kind, params in routes:
+                members = {
+                    "method": cs.literal_schema([method]),
+                    "params": handler.generate_schema(getattr(models, params)),
+                }
+                if kind == "request":
+                    schema = _message(Request, {"id": _ID_SCHEMA, **members}, {}, forbid=False)
+                else:
+                    schema = _message(Notification, members, {}, forbid=True)
+                forms.setdefault(method, []).append(schema)
+            choices = {
+                m: f[0] if len(f) == 1 else cs.union_schema(f, mode="left_to_right")
+                for m, f in forms.items()
             }
-            if kind == "request":
-                schema = _message(Request, {"id": _ID_SCHEMA, **members}, {}, forbid=False)
-            else:
-                schema = _message(Notification, members, {}, forbid=True)
-            forms.setdefault(method, []).append(schema)
-        choices = {
-            m: f[0] if len(f) == 1 else cs.union_schema(f, mode="left_to_right")
-            for m, f in forms.items()
-        }
-        return cs.tagged_union_schema(choices, discriminator="method")
+            return cs.tagged_union_schema(choices, discriminator="method")
 
-
-def _calls() -> Any:
-    if not any(route.params for route in ROUTES.values()):
-        return None
-    return TypeAdapter(_Calls).validator
+    return TypeAdapter(Calls).validator
 
 
 class _Head(TypedDict, total=False):
@@ -320,72 +327,20 @@ def _answer(method: str, type_name: str | None) -> Any:
     return TypeAdapter(Answer).validator
 
 
-_VALIDATORS: dict[Any, Any] = {}  # the one-pass validators, each built on first use and kept
-
-
-def _validator(key: Any, build: Any, *args: str) -> Any:
-    found = _VALIDATORS.get(key)
-    if found is None:
-        found = _VALIDATORS[key] = build(*args)
-    return found
-
-
+@functools.cache
 def _head() -> Any:
     return TypeAdapter(_Head).validator
 
 
-@dataclass(frozen=True, slots=True)
-class _Marks:
-    """Text the one-pass read looks for in a line (one set for str lines, one for bytes).
-
-    A class with slots, not a named tuple: `read_line` reads several of these on every line, and a slot is read
-    faster than a named tuple's field.
-    """
-
-    method: Any  # a "method" member: a call, read with the union of calls
-    nan: Any  # NaN and Infinity, which pydantic-core reads as numbers though JSON has none: the careful path
-    infinity: Any  # refuses them
-    n: Any  # letters of those two (N; I and y): a line without one of a word's letters (each found fast) has no
-    i: Any  # need to look for the word (a slower search)
-    y: Any
-    result: Any
-    id_key: Any
-    id_member: re.Pattern[
-        Any
-    ]  # the "id" member at the first "id" key: (integer, string without escapes)
-    answer: re.Pattern[
-        Any
-    ]  # how most responses begin: jsonrpc, id (as above), then result (group 3) or error
+# The "id" member (an integer, or a string without escapes), and how most responses begin: jsonrpc, id, then
+# result (group 3) or error.
+_ID_MEMBER = re.compile(r'"id"\s*:\s*(?:(-?[0-9]+)|"([^"\\]*)")')
+_ANSWER = re.compile(
+    r'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID_MEMBER.pattern + r'\s*,\s*"(?:(result)|error)"\s*:'
+)
+_CALLS: dict[bool, Any] = {}  # by whether the line has the text "id": `_calls`, built on first use
 
 
-_ID_MEMBER = r'"id"\s*:\s*(?:(-?[0-9]+)|"([^"\\]*)")'
-_ANSWER = r'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID_MEMBER + r'\s*,\s*"(?:(result)|error)"\s*:'
-_MARKS: dict[type, _Marks] = {
-    str: _Marks(
-        '"method"',
-        "NaN",
-        "Infinity",
-        "N",
-        "I",
-        "y",
-        '"result"',
-        '"id"',
-        re.compile(_ID_MEMBER),
-        re.compile(_ANSWER),
-    ),
-    bytes: _Marks(
-        b'"method"',
-        b"NaN",
-        b"Infinity",
-        b"N",
-        b"I",
-        b"y",
-        b'"result"',
-        b'"id"',
-        re.compile(_ID_MEMBER.encode()),
-        re.compile(_ANSWER.encode()),
-    ),
-}
 # By method: the one-pass validators of its responses with a result, and with an error.
 _RESULTS: dict[str, Any] = {}
 _ERRORS: dict[str, Any] = {}
@@ -403,11 +358,9 @@ def _answer_validator(method: str, error: bool) -> Any:
     return validator
 
 
-def _id_of(number: str | bytes | None, text: str | bytes) -> int | str:
+def _id_of(number: str | None, text: str) -> int | str:
     """The id read by `_ID_MEMBER`: an integer, or a string that has no escapes."""
-    if number is not None:
-        return int(number)
-    return text if type(text) is str else text.decode("utf-8")  # type: ignore[union-attr]
+    return text if number is None else int(number)
 
 
 class MessageReader:
@@ -423,69 +376,18 @@ class MessageReader:
         # False reads every line step by step, as the one-pass read does for a line it does not accept (tests
         # compare the two)
         self.one_pass = one_pass
-        # id -> methods of the unanswered requests with that id (both sides may use one id); the key keeps the
-        # id's type, so that 1 and "1" stay apart
-        self.pending: dict[tuple[bool, int | str], list[str]] = {}
+        # id -> methods of the unanswered requests with that id (both sides may use one id); the id itself is the
+        # key, since 1 and "1" are different keys already (an id is never a bool or a float)
+        self.pending: dict[int | str, list[str]] = {}
 
     def expect(self, request_id: int | str, method: str) -> None:
         """Announce a request sent with `request_id`, so that its response is routed to `method`'s result."""
-        self.pending.setdefault(_key(request_id), []).append(method)
+        self.pending.setdefault(request_id, []).append(method)
 
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
-        marks = _MARKS.get(type(line)) if self.one_pass else None
-        if (
-            marks is not None
-            and (marks.n not in line or marks.nan not in line)
-            and (marks.i not in line or marks.y not in line or marks.infinity not in line)
-        ):
-            # The one-pass read. Its two common cases (a call; the answer to the one pending request) are written
-            # out here, which saves a function call on nearly every line; `_one_pass` reads the other responses.
-            try:
-                if marks.method in line:
-                    calls = _VALIDATORS.get("calls")
-                    if calls is None:
-                        calls = _VALIDATORS["calls"] = _calls() or False
-                    found = None
-                    if calls is not False:
-                        message = calls.validate_json(line, strict=True)
-                        # A Request is of a method with a request form: the union has no other (a notification
-                        # refuses an `id`, so a notification-only method sent with one is left to the careful path).
-                        if type(message) is Request and self.remember_requests:
-                            request_id = message.id
-                            self.pending.setdefault(
-                                (type(request_id) is str, request_id), []
-                            ).append(message.method)
-                        return [message]
-                else:
-                    # The route of a response is its request's method, found by its id: when one request is
-                    # pending, most likely that one (else `_one_pass` finds it by the id read from the text). The
-                    # validator reads the id too, and it must agree.
-                    error = marks.result not in line
-                    pending = self.pending
-                    if len(pending) == 1:
-                        ((key, candidates),) = pending.items()
-                        if len(candidates) == 1:
-                            method = candidates[0]
-                            validator = (_ERRORS if error else _RESULTS).get(
-                                method
-                            ) or _answer_validator(method, error)
-                            if validator is not None:
-                                answer = validator.validate_json(line, strict=True)
-                                answer_id = answer.id
-                                if (type(answer_id) is str, answer_id) == key:
-                                    del pending[key]
-                                    return [answer]
-                    found = self._one_pass(line, marks, error)
-            except (
-                ValueError,
-                RecursionError,
-            ):  # ValidationError among them: the careful path says why
-                found = None
-            if found is not None:
-                return [found]
-        if isinstance(line, bytes):
-            try:
+        if type(line) is not str and isinstance(line, (bytes, bytearray)):
+            try:  # read as text from here on, so that the marks and patterns below serve every line
                 line = line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 return [
@@ -495,6 +397,62 @@ class MessageReader:
                         (f"not valid UTF-8 (byte {exc.start + 1})",),
                     )
                 ]
+        # NaN and Infinity, which pydantic-core reads as numbers though JSON has none, are left to the careful path,
+        # which refuses them. A rare letter of each (N; y, rarer than I) is found fast: a line without it has no
+        # need for the slower search for the word.
+        if (
+            self.one_pass
+            and ("N" not in line or "NaN" not in line)
+            and ("y" not in line or "Infinity" not in line)
+        ):
+            # The one-pass read. Its two common cases (a call; the answer to the one pending request) are written
+            # out here, which saves a function call on nearly every line; `_one_pass` reads the other responses.
+            try:
+                if '"method"' in line:
+                    with_requests = '"id"' in line
+                    calls = _CALLS.get(with_requests)
+                    if calls is None:
+                        calls = _CALLS[with_requests] = _calls(with_requests)
+                    found = None
+                    if calls:
+                        message = calls.validate_json(line, strict=True)
+                        # A Request is of a method with a request form: the union has no other (a notification
+                        # refuses an `id`, so a notification-only method sent with one is left to the careful path).
+                        if type(message) is Request and self.remember_requests:
+                            # not setdefault, which builds a list on every call
+                            waiting = self.pending.get(message.id)
+                            if waiting is None:
+                                self.pending[message.id] = [message.method]
+                            else:
+                                waiting.append(message.method)
+                        return [message]
+                else:
+                    # The route of a response is its request's method, found by its id: when one request is
+                    # pending, most likely that one (else `_one_pass` finds it by the id read from the text). The
+                    # validator reads the id too, and it must agree.
+                    error = '"result"' not in line
+                    pending = self.pending
+                    if len(pending) == 1:
+                        (key,) = pending  # faster than unpacking items()
+                        candidates = pending[key]
+                        if len(candidates) == 1:
+                            method = candidates[0]
+                            validator = (_ERRORS if error else _RESULTS).get(
+                                method
+                            ) or _answer_validator(method, error)
+                            if validator is not None:
+                                answer = validator.validate_json(line, strict=True)
+                                if answer.id == key:  # an int and a str are never equal
+                                    del pending[key]
+                                    return [answer]
+                    found = self._one_pass(line, error)
+            except (
+                ValueError,
+                RecursionError,
+            ):  # ValidationError among them: the careful path says why
+                found = None
+            if found is not None:
+                return [found]
         try:
             # The fast parser first; it refuses NaN and Infinity (JSON has no such numbers).
             value = from_json(line, allow_inf_nan=False)
@@ -513,18 +471,18 @@ class MessageReader:
             return [self.read_message(value, line)]
         return self.read_value(value)
 
-    def _one_pass(self, line: str | bytes, marks: _Marks, error: bool) -> Message | None:
+    def _one_pass(self, line: str, error: bool) -> Message | None:
         """The response on a line holding one well-formed response, validated in one pass, when `read_line` has not
         read it as the answer to the one pending request; None for anything else. `error`: no `"result"` in it.
 
         Raises ValidationError for a line the validators refuse. The state (`pending`) changes only on success.
         """
-        shaped = marks.answer.match(line)  # the usual response: jsonrpc, id, then result or error
+        shaped = _ANSWER.match(line)  # the usual response: jsonrpc, id, then result or error
         if shaped is not None:
             number, text, result = shaped.groups()
             return self._answer(line, _id_of(number, text), result is None)
-        at = line.find(marks.id_key)  # type: ignore[arg-type]
-        guess = marks.id_member.match(line, at) if at >= 0 else None
+        at = line.find('"id"')
+        guess = _ID_MEMBER.match(line, at) if at >= 0 else None
         if guess is not None:
             try:
                 found = self._answer(line, _id_of(*guess.groups()), error)
@@ -532,16 +490,15 @@ class MessageReader:
                 found = None  # the first "id" member was another one; the first look below reads the message's
             if found is not None:
                 return found
-        head = _validator("head", _head).validate_json(line, strict=True)
+        head = _head().validate_json(line, strict=True)
         if "method" in head or "id" not in head or not _is_id(head["id"]):
             return None
         return self._answer(line, head["id"], "error" in head)
 
-    def _answer(self, line: str | bytes, request_id: int | str, error: bool) -> Message | None:
+    def _answer(self, line: str, request_id: int | str, error: bool) -> Message | None:
         """The response on `line` if it answers `request_id`, the one request pending with that id (not an
         extension's), with its error (`error`) or its method's result; None for anything else."""
-        key = (type(request_id) is str, request_id)
-        candidates = self.pending.get(key)
+        candidates = self.pending.get(request_id)
         if candidates is None or len(candidates) != 1:
             return None  # unknown id (an error to report) or an id pending twice
         validator = (_ERRORS if error else _RESULTS).get(candidates[0]) or _answer_validator(
@@ -550,9 +507,9 @@ class MessageReader:
         if validator is None:
             return None
         answer = validator.validate_json(line, strict=True)
-        if answer.id != request_id or type(answer.id) is not type(request_id):
+        if answer.id != request_id:  # an int and a str are never equal
             return None
-        del self.pending[key]
+        del self.pending[request_id]
         return answer  # type: ignore[no-any-return]
 
     def read_value(self, value: Any) -> list[Message]:
@@ -643,13 +600,13 @@ class MessageReader:
 
     def _remember(self, request_id: Any, method: str) -> None:
         if self.remember_requests:
-            self.pending.setdefault(_key(request_id), []).append(method)
+            self.pending.setdefault(request_id, []).append(method)
 
     def _response(self, message: dict[str, Any], line: str | bytes | None) -> Message:
         answer = self._answered(message, line)
         request_id = message.get("id")
-        if _is_id(request_id) and not self.pending.get(_key(request_id), True):
-            del self.pending[_key(request_id)]  # no request left with that id
+        if _is_id(request_id) and not self.pending.get(request_id, True):
+            del self.pending[request_id]  # no request left with that id
         return answer
 
     def _answered(self, message: dict[str, Any], line: str | bytes | None) -> Message:
@@ -665,7 +622,7 @@ class MessageReader:
                 (f"id must be a string, an integer or null, not {_json_type(request_id)}",),
             )
         key = json.dumps(request_id)  # for messages only
-        candidates = self.pending.get(_key(request_id), []) if request_id is not None else []
+        candidates = self.pending.get(request_id, []) if request_id is not None else []
         if "error" in message:
             # id null answers a request whose id could not be read (a parse error, say): nothing to match.
             if not candidates and request_id is not None:
