@@ -51,17 +51,20 @@ SUMMARY_FILE, SUMMARY_LINE = "methods/session-new.yaml", re.compile(r"^summary: 
 TYPE_FILE, PROPERTY_LINE = "types/session.yaml", re.compile(r"^ {8}description: (?![>|]).*$", re.M)
 FULL = "a full run from an empty tree"
 # `python -m generator ARGS` as `python -c LAUNCHER REPORT ARGS`: the same run, which then writes to the file REPORT
-# the peak resident memory (KiB) of its own process and of each code generator worker it ran.
+# the peak resident memory (KiB) of its own process and of each code generator worker it ran. An exit handler, as
+# the generator's entry point ends its process once its exit handlers have run (generator/__main__.py).
 LAUNCHER = """
-import resource, runpy, sys
+import atexit, resource, runpy, sys
 report = sys.argv.pop(1)
-try:
-    runpy.run_module("generator", run_name="__main__", alter_sys=True)
-finally:
+
+def write_report():
     codegen = sys.modules.get("generator.render.codegen")
     peaks = [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, *getattr(codegen, "worker_peaks", ())]
     with open(report, "w") as out:
         out.write(" ".join(map(str, peaks)))
+
+atexit.register(write_report)
+runpy.run_module("generator", run_name="__main__", alter_sys=True)
 """
 
 
