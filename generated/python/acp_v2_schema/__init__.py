@@ -14,7 +14,6 @@ are in the hand-written companion package `acp-v2-runtime` (import `acp_v2_runti
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
 __version__ = "0.1.0"
@@ -22,19 +21,22 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "load_policy", "load_schema"]
 
 
-def load_schema(*, unstable: bool = False) -> dict[str, Any]:
-    """The JSON Schema bundle: stable entries only, or (`unstable=True`) every entry."""
-    name = "schema.unstable.json" if unstable else "schema.json"
-    return json.loads(
+def _data(name: str) -> dict[str, Any]:
+    # importlib.resources is imported here, not with the package: it costs about 8 ms (tempfile and more), which
+    # every import of the models (and `python -m acp_v2_runtime.validate`) would otherwise pay
+    from importlib import resources
+
+    document: dict[str, Any] = json.loads(
         resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
     )
+    return document
+
+
+def load_schema(*, unstable: bool = False) -> dict[str, Any]:
+    """The JSON Schema bundle: stable entries only, or (`unstable=True`) every entry."""
+    return _data("schema.unstable.json" if unstable else "schema.json")
 
 
 def load_policy() -> dict[str, Any]:
     """The language-neutral retry table (the same document as retry-policy.json)."""
-    text = (
-        resources.files(__package__)
-        .joinpath("data", "retry-policy.json")
-        .read_text(encoding="utf-8")
-    )
-    return json.loads(text)
+    return _data("retry-policy.json")
