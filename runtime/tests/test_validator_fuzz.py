@@ -82,6 +82,11 @@ WELL_FORMED = st.one_of(
             b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","x":NaN}}',
             b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","x":-Infinity}}',
             b'{"jsonrpc":"2.0","id":1.0,"result":{"messageId":"m"}}',
+            # An id under an escaped name (no `"id"` text: the union of notifications alone is tried first), and a
+            # notification with an "id" deep inside (the union of every call, the request form tried first).
+            b'{"jsonrpc":"2.0","\\u0069d":3,"method":"mcp/message","params":{"serverId":"s","requestId":"7","method":"m"}}',
+            b'{"jsonrpc":"2.0","method":"mcp/message","params":{"serverId":"s","requestId":"7","method":"m","params":{"id":3}}}',
+            b'{"jsonrpc":"2.0","id":3,"result":{}}',
         ]
     ),
 )
