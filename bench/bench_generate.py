@@ -51,8 +51,8 @@ SUMMARY_FILE, SUMMARY_LINE = "methods/session-new.yaml", re.compile(r"^summary: 
 TYPE_FILE, PROPERTY_LINE = "types/session.yaml", re.compile(r"^ {8}description: (?![>|]).*$", re.M)
 FULL = "a full run from an empty tree"
 # `python -m generator ARGS` as `python -c LAUNCHER REPORT ARGS`: the same run, which then writes to the file REPORT
-# the peak resident memory (KiB) of its own process and of each code generator worker it ran. An exit handler, as
-# the generator's entry point ends its process once its exit handlers have run (generator/__main__.py).
+# the peak resident memory (KiB) of its own process and of each code generator worker it ran. An exit handler writes
+# it: the generator's entry point ends its process right after running them (generator/__main__.py).
 LAUNCHER = """
 import atexit, resource, runpy, sys
 report = sys.argv.pop(1)
