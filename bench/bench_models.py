@@ -36,7 +36,7 @@ from bench.common import Ratio, interleaved
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_DIR = ROOT / "generated" / "python"
 IMPORT_ROUNDS = 3  # the import-alone lines, far from their goal
-BUILD_ROUNDS = 9  # the build-every-validator line, the close one (each child takes about a second)
+BUILD_ROUNDS = 9  # the two build-every-validator lines, the close ones (each child takes a fraction of a second)
 VALIDATE_ROUNDS = 15
 CALLS_PER_ROUND = 300
 
