@@ -125,7 +125,7 @@ _TABLE: tuple[Code, ...] = (
     Code("duplicate-acceptance", "accepted", "the same break (rule, subject, release) is accepted twice"),
     # -- diff
     Code("not-a-schema", "diff", "a schema file to compare has no $defs, so it is not an ACP schema"),
-    Code("invalid-json", "diff", "a schema file to compare is not valid JSON"),
+    Code("invalid-json", "diff", "a schema file to compare is not JSON (NaN, infinities, over-long integers included)"),
 )
 
 CODES: dict[str, Code] = {code.name: code for code in _TABLE}
