@@ -43,6 +43,7 @@ _TABLE: tuple[Code, ...] = (
     Code("file-too-large", "files", "a spec file is larger than the size limit"),
     Code("unreadable-file", "files", "a spec file exists but cannot be read"),
     Code("not-utf8", "files", "a spec file is not valid UTF-8"),
+    Code("invisible-character", "files", "a control, format or bidirectional character written literally in a file"),
     Code("invalid-meta-schema", "files", "a meta-schema in spec/meta/ is not valid JSON or not valid JSON Schema"),
     Code("no-methods", "files", "the spec defines no methods at all"),
     # -- yaml
