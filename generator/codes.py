@@ -100,6 +100,7 @@ _TABLE: tuple[Code, ...] = (
     Code("name-collision", "names", "two spec names become the same file name or symbol in some output"),
     Code("reserved-name", "names", "a spec name becomes a reserved word or a taken symbol in some output language"),
     # -- examples
+    Code("missing-example", "examples", "an entry has no worked example while the spec has examples for others"),
     Code("unknown-example", "examples", "an example file is not named after any method entry's slug"),
     Code("example-method-mismatch", "examples", "an example message names another method"),
     Code("example-message-shape", "examples", "an example message is not a well-formed request, response or notice"),

@@ -8,7 +8,7 @@ problem of every file joins one report; the model is built only from a spec with
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from . import identifiers, semantics
 from .diagnostics import Diagnostic, Location, SpecError
@@ -46,6 +46,7 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, pars
     # Meaning checks run even when some files failed their structure check, so that one run shows everything.
     checker = semantics.Checker(docs)
     checker.unsound = unsound
+    checker.file_stems = {kind.name: {PurePath(rel).stem for rel in snapshot.matching(kind.pattern)} for kind in KINDS}
     checker.memo = parsed
     for kind in KINDS:
         kind.check(checker)

@@ -38,6 +38,7 @@ class Checker:
         self.example_docs = docs.get("examples", [])
         # Files that parsed but failed their structure check, by kind: only partial checks read them.
         self.unsound: dict[str, list[Document]] = {}
+        self.file_stems: dict[str, set[str]] = {}  # the file names (without suffix) of every kind, read or not
         self.examples: dict[str, model.Example] = {}
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
@@ -487,6 +488,22 @@ class Checker:
         self.examples = examples.check_examples(
             self.example_docs, self.method_docs, schemas, self.error, self.type_refs, memo=self.memo
         )
+        self._check_every_entry_has_an_example()
+
+    def _check_every_entry_has_an_example(self) -> None:
+        """Once a spec has worked examples, each entry needs one: a new method without one is named here."""
+        present = self.file_stems.get("examples", set())
+        if not present:
+            return  # a spec without spec/examples/ (a small fixture, say) has pages without examples
+        twins = naming.twins([d.data["method"] for d in self.method_docs])
+        for doc in self.method_docs:
+            slug = naming.method_slug(doc.data["method"], doc.data["kind"], has_twin=doc.data["method"] in twins)
+            if slug not in present:
+                message = (
+                    f"{doc.data['kind']} {doc.data['method']!r} has no worked example: add spec/examples/{slug}.yaml "
+                    "(the first attempt and a retry, checked against the types; copy a neighbour)"
+                )
+                self.error(doc, ("method",), "missing-example", message)
 
     # -- the model ------------------------------------------------------------------------------------
     def _key_rules(self) -> model.KeyRules | None:

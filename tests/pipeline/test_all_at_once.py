@@ -54,3 +54,21 @@ def test_an_invalid_kind_does_not_hide_the_key_problem(spec: Path) -> None:
     codes = _codes(spec)
     assert "spec/methods/session-prompt.yaml:bad-key-param" in codes, codes
     assert "spec/methods/session-prompt.yaml:invalid-value" in codes, codes
+
+
+def test_an_entry_without_a_worked_example_is_named(spec: Path) -> None:
+    (spec / "examples" / "session-new.yaml").unlink()
+    with pytest.raises(SpecError) as caught:
+        load_spec(spec, spec.parent)
+    (found,) = [d.format() for d in caught.value.diagnostics]
+    assert found.startswith("spec/methods/session-new.yaml:"), found
+    assert (
+        "error[missing-example]: request 'session/new' has no worked example: add spec/examples/session-new.yaml"
+        in (found)
+    )
+
+
+def test_a_broken_example_file_is_not_also_called_missing(spec: Path) -> None:
+    (spec / "examples" / "session-new.yaml").write_text("steps: [\n", encoding="utf-8")
+    codes = _codes(spec)
+    assert codes == ["spec/examples/session-new.yaml:yaml-syntax"], codes
