@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import surface_compare
 from .fetch import FetchError, NpmPackage, fetch_members
 from .schema_compare import Difference, OurEntry, compare_schemas, published_entries
 
@@ -54,9 +55,29 @@ def fetch_upstream(dest: Path, version: str = UPSTREAM.version) -> tuple[Path, P
 
 
 def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, Any] | None = None) -> list[Difference]:
-    """Every difference between the spec (a model.Spec) and a published schema, sorted."""
-    ours = {(m.name, m.kind): OurEntry(m.name, m.kind, m.stability, m.params, m.result) for m in spec.methods}
-    return compare_schemas(ours, {t.name: t.schema for t in spec.types}, published, published_stable)
+    """Every difference between the spec (a model.Spec) and a published schema, sorted.
+
+    Our side is what we publish: the two bundles of generator/render/schema.py. With the published stable file
+    too, each file is compared with its counterpart (stable with stable, all with all), def by def and property
+    by property beside the wire comparison, and so is the stability of every def and property
+    (generator/surface_compare.py); a difference found in one file only says which.
+    """
+    from .render.schema import bundle
+
+    every = {(m.name, m.kind): OurEntry(m.name, m.kind, m.stability, m.params, m.result) for m in spec.methods}
+    our_all = bundle(spec, unstable=True)["$defs"]
+    their_all = published.get("$defs", {})
+    in_unstable = set(compare_schemas(every, our_all, published, published_stable))
+    in_unstable |= surface_compare.presence(our_all, their_all)
+    if published_stable is None:
+        return sorted(in_unstable)
+    our_stable = bundle(spec, unstable=False)["$defs"]
+    their_stable = published_stable.get("$defs", {})
+    stable_entries = {key: entry for key, entry in every.items() if entry.stability == "stable"}
+    in_stable = set(compare_schemas(stable_entries, our_stable, published_stable))
+    stability, explained = surface_compare.stability((our_stable, our_all), (their_stable, their_all))
+    in_stable |= surface_compare.presence(our_stable, their_stable, skip=explained)
+    return sorted({*surface_compare.scoped(in_stable, in_unstable), *stability})
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,9 @@ _TABLE: tuple[Code, ...] = (
     Code("fallback-name-taken", "types", "a type takes the name generated for the fallback variant of an open union"),
     Code("invalid-refinement", "types", "x-refinedBy names no property of its type, or no branch fixes that property"),
     Code("retry-class-enum-mismatch", "types", "the RetryClass enum does not list the classes in order"),
+    Code("misplaced-stability", "types", "x-stability stands somewhere other than on a type or one of its properties"),
+    Code("unstable-in-stable", "types", "a stable method or type uses an unstable type where the stable file keeps it"),
+    Code("stable-type-unreached", "types", "a stable type that only unstable types, properties or methods use"),
     # -- methods
     Code("duplicate-method", "methods", "two files define the same (method, kind) entry"),
     Code("extension-method", "methods", "a method starting with `_` (an extension) is in the spec"),

@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import envelopes, examples, model, naming, refinements, schema_check, unions
+from . import envelopes, examples, model, naming, refinements, schema_check, stability, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -355,6 +355,7 @@ class Checker:
             self._check_key(doc, data)
             self._check_types_named(doc, data)
             self._check_variants(doc, data, class_names)
+        stability.check(self)  # needs the types and the methods
 
     def _known_class(self, doc: Document, path: DataPath, name: str, class_names: list[str]) -> bool:
         if name in class_names:
@@ -518,7 +519,14 @@ class Checker:
             ),
             methods=methods,
             types=tuple(
-                model.TypeDef(name, derived(schema), doc.display) for name, (doc, schema) in sorted(self.types.items())
+                model.TypeDef(
+                    name,
+                    derived(stability.stripped(schema)),
+                    doc.display,
+                    stability.of(schema),
+                    stability.unstable_properties(schema),
+                )
+                for name, (doc, schema) in sorted(self.types.items())
             ),
             families=tuple(
                 sorted(

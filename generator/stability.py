@@ -1,0 +1,179 @@
+"""Stability of types and properties: which parts of the protocol are not stable yet, as spec data.
+
+A method entry says `stability: stable | unstable` (spec/methods/). A type, or one property of a type, says
+`x-stability: unstable` right after its description (spec/types/); without it, it is stable. What is unstable is
+left out of `schema.json` and marked in every output that shows it (generator/render/stability.py).
+
+The meaning checks here keep the stable surface whole, so that leaving out what is unstable leaves no dangling
+`$ref` and no stable type that nothing stable uses:
+
+- the key appears only on a type or on one of its own properties, with a known value (the meta-schema checks
+  the value at those two places; a key anywhere else is reported here);
+- a stable method's params and result types are stable;
+- a stable type refers to an unstable one only from an unstable property, or as a variant of its own `oneOf` or
+  `anyOf` (a variant that the stable file leaves out);
+- a stable type that something refers to is reached from a stable method (or from a type that nothing refers to,
+  such as `IdempotencyKey`); one that only unstable places use must be marked unstable itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .loader import DataPath
+    from .semantics import Checker
+
+KEY = "x-stability"
+STABLE, UNSTABLE = "stable", "unstable"
+VALUES = (STABLE, UNSTABLE)
+REF_PREFIX = "#/$defs/"
+_UNIONS = ("oneOf", "anyOf")
+
+
+def of(schema: Any) -> str:
+    """The stability a type's schema (or a property's) declares: stable unless it says otherwise."""
+    value = schema.get(KEY, STABLE) if isinstance(schema, dict) else STABLE
+    return value if value in VALUES else STABLE
+
+
+def unstable_properties(schema: Any) -> tuple[str, ...]:
+    """The names of a type's own properties marked unstable, in authored order."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return ()
+    return tuple(name for name, prop in props.items() if of(prop) == UNSTABLE)
+
+
+def stripped(schema: dict[str, Any]) -> dict[str, Any]:
+    """A type's schema without its stability keys (the model holds them as fields of its own)."""
+    out = {k: v for k, v in schema.items() if k != KEY}
+    props = out.get("properties")
+    if isinstance(props, dict) and any(isinstance(p, dict) and KEY in p for p in props.values()):
+        out["properties"] = {
+            name: ({k: v for k, v in p.items() if k != KEY} if isinstance(p, dict) else p) for name, p in props.items()
+        }
+    return out
+
+
+# -- the meaning checks -------------------------------------------------------------------------------------
+
+
+def check(checker: Checker) -> None:
+    """Every stability problem of the types and methods the checker has read (see the module docstring)."""
+    types = checker.types
+    unstable = {name for name, (_, schema) in types.items() if of(schema) == UNSTABLE}
+    for name, (doc, schema) in types.items():
+        for path in _misplaced(schema, ("types", name)):
+            checker.error(
+                doc, path, "misplaced-stability", f"{KEY} belongs on a type or on one of its properties only", key=True
+            )
+    for doc in checker.method_docs:
+        data = doc.data
+        if data.get("stability") != STABLE:
+            continue
+        for field in ("params", "result"):
+            if data.get(field) in unstable:
+                checker.error(
+                    doc,
+                    (field,),
+                    "unstable-in-stable",
+                    f"the stable {data['kind']} {data['method']!r} names the unstable type {data[field]!r}",
+                )
+    referred: set[str] = set()
+    for name, (doc, schema) in types.items():
+        for path, target, seen in _places(schema, ("types", name)):
+            referred.add(target)
+            if target in unstable and seen == PLAIN and name not in unstable:
+                checker.error(
+                    doc,
+                    path,
+                    "unstable-in-stable",
+                    f"the stable type {name!r} refers to the unstable type {target!r}; mark the property unstable"
+                    " or make the reference a variant of the type's own union",
+                )
+    _check_reached(checker, unstable, referred)
+
+
+def _check_reached(checker: Checker, unstable: set[str], referred: set[str]) -> None:
+    types = checker.types
+    roots = {
+        d.data[field]
+        for d in checker.method_docs
+        if d.data.get("stability") == STABLE
+        for field in ("params", "result")
+        if d.data.get(field) in types
+    }
+    roots |= {name for name in types if name not in referred and name not in unstable}
+    seen: set[str] = set()
+    todo = sorted(roots - unstable)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(
+            t for _, t, seen in _places(types[name][1], ()) if seen != HIDDEN and t not in unstable and t in types
+        )
+    for name in sorted(set(types) - unstable - seen):
+        if name in checker.bad_types:
+            continue
+        doc = types[name][0]
+        checker.error(
+            doc,
+            ("types", name),
+            "stable-type-unreached",
+            f"the stable type {name!r} is used only by unstable types, properties or methods; mark it {KEY}: unstable",
+            key=True,
+        )
+
+
+def _places(schema: Any, path: DataPath) -> Iterator[tuple[DataPath, str, str]]:
+    """Each `$ref` to a type in a type's schema: its path, the type it names, and how a stable reader sees it:
+    `hidden` under an unstable property, `variant` as a branch of the type's own union (which the stable file
+    drops when the variant is unstable), `plain` otherwise."""
+    if not isinstance(schema, dict):
+        return
+    props = schema.get("properties")
+    for key, value in schema.items():
+        if key == "properties" and isinstance(props, dict):
+            for name, prop in props.items():
+                hidden = of(prop) == UNSTABLE
+                for where, target, seen in _refs(prop, (*path, key, name)):
+                    yield where, target, HIDDEN if hidden else seen
+        elif key in _UNIONS and isinstance(value, list):
+            for i, branch in enumerate(value):
+                variant = isinstance(branch, dict) and set(branch) - {"description", "title"} == {"$ref"}
+                for where, target, seen in _refs(branch, (*path, key, i)):
+                    yield where, target, VARIANT if variant else seen
+        else:
+            yield from _refs(value, (*path, key))
+
+
+HIDDEN, VARIANT, PLAIN = "hidden", "variant", "plain"
+
+
+def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, str, str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$ref" and isinstance(item, str) and item.startswith(REF_PREFIX):
+                yield (*path, key), item.removeprefix(REF_PREFIX), PLAIN
+            else:
+                yield from _refs(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _refs(item, (*path, i))
+
+
+def _misplaced(schema: Any, path: DataPath, depth: int = 0) -> Iterator[DataPath]:
+    """Paths of stability keys that are neither on the type nor on one of its own properties."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == KEY and depth > 0 and not (depth == 2 and path[-2] == "properties"):
+                yield (*path, key)
+            elif key != KEY:
+                yield from _misplaced(value, (*path, key), depth + 1)
+    elif isinstance(schema, list):
+        for i, item in enumerate(schema):
+            yield from _misplaced(item, (*path, i), depth + 1)
