@@ -1,11 +1,12 @@
-"""Compare the spec with the schema that ACP publishes: `python -m generator audit [SCHEMA.json]`.
+"""Compare the spec with the schemas that ACP publishes: `python -m generator audit [SCHEMA.json]`.
 
-The command line of the audit: it fetches the published schema (generator/fetch.py, from the npm package pinned
-below, in one place, for the audit, its test and the equivalence test), compares it with the spec
-(generator/schema_compare.py), and prints one line per difference. Deliberate differences are listed, each with
-its reason, in `spec/upstream-differences.yaml`, which is loaded and checked with the rest of the spec; exit
-status 1 when a difference is not listed, or a listed one no longer occurs (so the list stays honest), 2 when the
-audit cannot run (a spec error, an unreadable schema, no network).
+The command line of the audit: it fetches the published schemas (generator/fetch.py, from the npm package pinned
+below, in one place, for the audit, its test and the equivalence test), compares our two files with them, stable
+with stable and unstable with unstable (generator/schema_compare.py for the wire, generator/surface_compare.py def
+by def, property by property and for stability), and prints one line per difference. Deliberate differences are
+listed, each with its reason, in `spec/upstream-differences.yaml`, which is loaded and checked with the rest of
+the spec; exit status 1 when a difference is not listed, or a listed one no longer occurs (so the list stays
+honest), 2 when the audit cannot run (a spec error, an unreadable schema, no network, no stable file).
 """
 
 from __future__ import annotations
@@ -164,6 +165,9 @@ def main(schema: Path | None, stable: Path | None, root: Path, spec_dir: Path) -
             source = str(schema)
             if stable is None and schema.name == "schema.unstable.json" and (schema.parent / "schema.json").is_file():
                 stable = schema.parent / "schema.json"
+            if stable is None:  # the listed differences name the file they occur in: both files are needed
+                print(f"audit: no published schema.json beside {schema}; pass it with --stable", file=sys.stderr)
+                return 2
         try:
             report = audit_spec(spec, schema, stable)
         except (OSError, ValueError) as exc:
