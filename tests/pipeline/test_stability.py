@@ -106,3 +106,30 @@ def test_the_models_docstrings_mark_unstable_classes_and_fields(spec: Spec) -> N
     source = (ROOT / paths.PYTHON_MODELS / "capabilities.py").read_text(encoding="utf-8")
     field = re.search(r"\n    providers: [^\n]+\n    \"\"\"\n    ([^\n]+)\n", source)
     assert field is not None and field.group(1) == marks.MARKER  # a field's docstring too
+
+
+def _sections(page: str) -> dict[str, str]:
+    """A type page's sections by type name."""
+    parts = re.split(r"^## `(\w+)` \{ #\w+ \}$", page, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_the_type_pages_say_which_types_and_fields_are_unstable(spec: Spec) -> None:
+    sections: dict[str, str] = {}
+    for family in spec.families:
+        sections.update(_sections((ROOT / paths.type_page(family.name)).read_text(encoding="utf-8")))
+    assert set(sections) == {t.name for t in spec.types}
+    for t in spec.types:
+        text = sections[t.name]
+        assert ('!!! warning "Unstable"' in text) == (t.stability == "unstable"), t.name
+        flagged = set(re.findall(r"^\| `([^`]+)` \(unstable\) \|", text, flags=re.M))
+        assert flagged == set(t.unstable_properties), t.name
+
+
+def test_a_method_page_marks_the_unstable_fields_of_its_types(spec: Spec) -> None:
+    method = next(m for m in spec.methods if m.name == "session/new" and m.kind == "request")
+    page = (ROOT / paths.method_page(method.slug)).read_text(encoding="utf-8")
+    names = spec.type_def(method.params).unstable_properties
+    assert names  # systemPrompt
+    for name in names:
+        assert f"| `{name}` (unstable) |" in page
