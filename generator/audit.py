@@ -78,6 +78,9 @@ def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, An
     in_stable = set(compare_schemas(stable_entries, our_stable, published_stable))
     stability, explained = surface_compare.stability((our_stable, our_all), (their_stable, their_all))
     in_stable |= surface_compare.presence(our_stable, their_stable, skip=explained)
+    # A method's stability is a fact of the pair of files, not of one: it is not scoped to a file.
+    stability |= {d for d in in_unstable if d.where.startswith("method ") and surface_compare.is_stability(d)}
+    in_unstable -= stability
     return sorted({*surface_compare.scoped(in_stable, in_unstable), *stability})
 
 

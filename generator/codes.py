@@ -98,6 +98,7 @@ _TABLE: tuple[Code, ...] = (
     Code("duplicate-variant", "methods", "a variant is listed twice"),
     Code("variant-without-class", "methods", "a variant has no retry class"),
     Code("variant-class-mismatch", "methods", "an entry's class is not the least forgiving class of its variants"),
+    Code("variant-stability-mismatch", "methods", "a variant's stability is not that of the type its name selects"),
     # -- names
     Code("name-collision", "names", "two spec names become the same file name or symbol in some output"),
     Code("reserved-name", "names", "a spec name becomes a reserved word or a taken symbol in some output language"),

@@ -13,7 +13,8 @@ The meaning checks here keep the stable surface whole, so that leaving out what 
 - a stable type refers to an unstable one only from an unstable property, or as a variant of its own `oneOf` or
   `anyOf` (a variant that the stable file leaves out);
 - a stable type that something refers to is reached from a stable method (or from a type that nothing refers to,
-  such as `IdempotencyKey`); one that only unstable places use must be marked unstable itself.
+  such as `IdempotencyKey`); one that only unstable places use must be marked unstable itself;
+- a method's variant (a `sessionUpdate` value of session/update) has the stability of the type it selects.
 """
 
 from __future__ import annotations
@@ -94,6 +95,54 @@ def check(checker: Checker) -> None:
                     " or make the reference a variant of the type's own union",
                 )
     _check_reached(checker, unstable, referred)
+    _check_variants(checker)
+
+
+def _check_variants(checker: Checker) -> None:
+    """Each listed variant of a method has the stability of the union variant type its name selects."""
+    from . import unions
+
+    types = checker.types
+    for doc in checker.method_docs:
+        data = doc.data
+        field, params = data.get("variantField"), data.get("params")
+        if not isinstance(field, str) or params not in types:
+            continue
+        *steps, tag = field.split(".")
+        schema: Any = types[params][1]
+        for step in steps:
+            prop = _properties(schema).get(step)
+            target = _pure_target(prop)
+            schema = types[target][1] if target in types else prop
+        union = unions.tagged_union(schema, REF_PREFIX)
+        if union is None or union.tag != tag:
+            continue
+        selects = dict(union.variants)
+        for i, variant in enumerate(data.get("variants", [])):
+            target = selects.get(variant.get("name"))
+            if target not in types or not isinstance(variant.get("stability"), str):
+                continue
+            declared = of(types[target][1])
+            if variant["stability"] != declared:
+                checker.error(
+                    doc,
+                    ("variants", i, "stability"),
+                    "variant-stability-mismatch",
+                    f"variant {variant['name']!r} is {variant['stability']}, but the type it selects,"
+                    f" {target!r}, is {declared}",
+                )
+
+
+def _properties(schema: Any) -> dict[str, Any]:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
+def _pure_target(schema: Any) -> str | None:
+    """The type a property names by a bare `$ref` (annotations aside), or None."""
+    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        return schema["$ref"].removeprefix(REF_PREFIX)
+    return None
 
 
 def _check_reached(checker: Checker, unstable: set[str], referred: set[str]) -> None:

@@ -92,6 +92,11 @@ def _says(here: bool, there: bool) -> str:
     return f"{'stable' if here else 'unstable'} here, {'stable' if there else 'unstable'} there"
 
 
+def is_stability(difference: Difference) -> bool:
+    """Whether a difference says that something is stable on one side and unstable on the other."""
+    return difference.what in (_says(True, False), _says(False, True))
+
+
 def scoped(in_stable: set[Difference], in_unstable: set[Difference]) -> list[Difference]:
     """The differences of both files as one sorted list, each found in one file only labelled with that file."""
     out = set(in_stable & in_unstable)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator import paths, unions
+from generator.diagnostics import SpecError
 from generator.model import Spec
 from generator.pipeline import load_spec
 from generator.render import stability as marks
@@ -133,3 +136,17 @@ def test_a_method_page_marks_the_unstable_fields_of_its_types(spec: Spec) -> Non
     assert names  # systemPrompt
     for name in names:
         assert f"| `{name}` (unstable) |" in page
+
+
+def test_a_variant_takes_the_stability_of_the_type_it_selects(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "spec", tmp_path / "spec")
+    method = tmp_path / "spec" / "methods" / "session-update.yaml"
+    text = method.read_text(encoding="utf-8")
+    at = text.index("- name: plan_removed\n    stability: unstable")
+    method.write_text(text[:at] + text[at:].replace("unstable", "stable", 1), encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        load_spec(tmp_path / "spec", tmp_path)
+    report = caught.value.report()
+    line = text[:at].count("\n") + 2
+    assert f"spec/methods/session-update.yaml:{line}:16: error[variant-stability-mismatch]:" in report, report
+    assert "'PlanRemoved', is unstable" in report

@@ -118,3 +118,13 @@ def test_our_stable_file_is_the_published_stable_surface(upstream: Upstream) -> 
     listed = {item.difference for item in audit.listed_in(spec)}
     for name in sorted(set(ours) - set(upstream.stable["$defs"])):
         assert f"type {name}: defined here only" in listed, name
+
+
+def test_a_method_stability_difference_names_no_file(upstream: Upstream, tmp_path: Path) -> None:
+    def change(stable: dict[str, Any], every: dict[str, Any]) -> None:
+        stable["SetSessionTitleRequest"] = every["SetSessionTitleRequest"]  # session/set_title, stable there
+
+    stable_path = _stable_copy(upstream, tmp_path, change)
+    lines = {d.line() for d in audit.run_audit(SPEC, ROOT, tmp_path / "schema.unstable.json", stable_path).unlisted}
+    assert "method session/set_title (request): unstable here, stable there" in lines
+    assert "type SetSessionTitleRequest: unstable here, stable there" in lines
