@@ -58,6 +58,16 @@ def stripped(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def under_unstable(unstable: frozenset[str] | set[str], path: DataPath) -> bool:
+    """Whether a data path into a type (`types` or `$defs`, Name, ...) lies in an unstable type or property;
+    `unstable` names them (`Type`, `Type.prop`)."""
+    if len(path) < 2 or path[0] not in ("types", "$defs"):
+        return False
+    if path[1] in unstable:
+        return True
+    return len(path) >= 4 and path[2] == "properties" and f"{path[1]}.{path[3]}" in unstable
+
+
 # -- the meaning checks -------------------------------------------------------------------------------------
 
 
