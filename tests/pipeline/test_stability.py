@@ -150,3 +150,9 @@ def test_a_variant_takes_the_stability_of_the_type_it_selects(tmp_path: Path) ->
     line = text[:at].count("\n") + 2
     assert f"spec/methods/session-update.yaml:{line}:16: error[variant-stability-mismatch]:" in report, report
     assert "'PlanRemoved', is unstable" in report
+
+
+def test_the_types_index_marks_the_unstable_types(spec: Spec) -> None:
+    index = (ROOT / paths.TYPES_INDEX_PAGE).read_text(encoding="utf-8")
+    marked = set(re.findall(r"\[`(\w+)`\]\([\w-]+\.md#\w+\) \(unstable\)", index))
+    assert marked == marks.unstable_types(spec)
