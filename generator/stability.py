@@ -58,6 +58,30 @@ def stripped(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# What may stand beside a variant's reference in a union branch: its annotations, and its tag written inline
+# (the published ACP form: the tag's `const` beside an `allOf` of the variant's `$ref`).
+_BESIDE_VARIANT = frozenset({"description", "title", "type", "properties", "required"})
+
+
+def variant_target(branch: Any) -> str | None:
+    """The type a union branch selects, when the branch is that type's reference (bare, or as the one `allOf`
+    member beside an inline tag); None for any other branch."""
+    if not isinstance(branch, dict):
+        return None
+    ref = branch.get("$ref")
+    if isinstance(ref, str) and ref.startswith(REF_PREFIX) and set(branch) - {"description", "title"} == {"$ref"}:
+        return ref.removeprefix(REF_PREFIX)
+    parts = branch.get("allOf")
+    if isinstance(parts, list) and len(parts) == 1 and set(branch) - _BESIDE_VARIANT == {"allOf"}:
+        inner = parts[0]
+        if isinstance(inner, dict) and set(inner) == {"$ref"} and isinstance(inner["$ref"], str):
+            props = branch.get("properties") or {}
+            # the properties beside it only fix the tag: nothing else may hide a reference there
+            if isinstance(props, dict) and all(isinstance(p, dict) and "const" in p for p in props.values()):
+                return inner["$ref"].removeprefix(REF_PREFIX)
+    return None
+
+
 def under_unstable(unstable: frozenset[str] | set[str], path: DataPath) -> bool:
     """Whether a data path into a type (`types` or `$defs`, Name, ...) lies in an unstable type or property;
     `unstable` names them (`Type`, `Type.prop`)."""
@@ -203,9 +227,9 @@ def _places(schema: Any, path: DataPath) -> Iterator[tuple[DataPath, str, str]]:
                     yield where, target, HIDDEN if hidden else seen
         elif key in _UNIONS and isinstance(value, list):
             for i, branch in enumerate(value):
-                variant = isinstance(branch, dict) and set(branch) - {"description", "title"} == {"$ref"}
+                variant = variant_target(branch)
                 for where, target, seen in _refs(branch, (*path, key, i)):
-                    yield where, target, VARIANT if variant else seen
+                    yield where, target, VARIANT if target == variant else seen
         else:
             yield from _refs(value, (*path, key))
 

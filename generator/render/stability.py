@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import unions
 from ..model import Spec
-from ..stability import UNSTABLE
+from ..stability import UNSTABLE, variant_target
 
 MARKER = "**UNSTABLE**"
 # Our words for what the marker means; the published schema's convention is only the form: marker, blank line,
@@ -111,10 +111,5 @@ def _without_variants(schema: dict[str, Any], gone: set[str]) -> dict[str, Any]:
 
 
 def _names(branch: Any, gone: set[str]) -> bool:
-    """Whether a union branch is nothing but a reference to one of `gone`."""
-    return (
-        isinstance(branch, dict)
-        and isinstance(branch.get("$ref"), str)
-        and branch["$ref"].removeprefix(REF_PREFIX) in gone
-        and set(branch) - {"description", "title"} == {"$ref"}
-    )
+    """Whether a union branch is the variant of one of `gone` (generator/stability.py's `variant_target`)."""
+    return variant_target(branch) in gone

@@ -156,3 +156,22 @@ def test_the_types_index_marks_the_unstable_types(spec: Spec) -> None:
     index = (ROOT / paths.TYPES_INDEX_PAGE).read_text(encoding="utf-8")
     marked = set(re.findall(r"\[`(\w+)`\]\([\w-]+\.md#\w+\) \(unstable\)", index))
     assert marked == marks.unstable_types(spec)
+
+
+def test_a_variant_is_found_in_either_union_shape() -> None:
+    from generator.stability import variant_target
+
+    ref = {"$ref": "#/$defs/PlanRemoved"}
+    inline = {
+        "description": "A plan was removed.",
+        "type": "object",
+        "properties": {"sessionUpdate": {"type": "string", "const": "plan_removed"}},
+        "required": ["sessionUpdate"],
+        "allOf": [ref],
+    }
+    assert variant_target(ref) == variant_target(inline) == "PlanRemoved"
+    hiding = {**inline, "properties": {"extra": {"$ref": "#/$defs/Other"}}}
+    assert variant_target(hiding) is None  # a reference beside the variant's is not the variant's
+    assert variant_target({"anyOf": [ref]}) is None
+    union = {"anyOf": [inline, {"allOf": [{"$ref": "#/$defs/Kept"}]}], "discriminator": {"propertyName": "x"}}
+    assert marks._without_variants(union, {"PlanRemoved"})["anyOf"] == [union["anyOf"][1]]
