@@ -166,10 +166,11 @@ def main(schema: Path | None, stable: Path | None, root: Path, spec_dir: Path) -
             source = str(schema)
             if stable is None and schema.name == "schema.unstable.json" and (schema.parent / "schema.json").is_file():
                 stable = schema.parent / "schema.json"
+        try:
             if stable is None:  # the listed differences name the file they occur in: both files are needed
+                _read_schema(schema)  # a file that cannot be read is reported as such first
                 print(f"audit: no published schema.json beside {schema}; pass it with --stable", file=sys.stderr)
                 return 2
-        try:
             report = audit_spec(spec, schema, stable)
         except SpecError as exc:
             sys.stderr.write(exc.report("nothing was compared"))

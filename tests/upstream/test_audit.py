@@ -128,3 +128,12 @@ def test_a_method_stability_difference_names_no_file(upstream: Upstream, tmp_pat
     lines = {d.line() for d in audit.run_audit(SPEC, ROOT, tmp_path / "schema.unstable.json", stable_path).unlisted}
     assert "method session/set_title (request): unstable here, stable there" in lines
     assert "type SetSessionTitleRequest: unstable here, stable there" in lines
+
+
+def test_the_command_line_needs_both_published_files(upstream: Upstream, tmp_path: Path) -> None:
+    alone = tmp_path / "schema.unstable.json"
+    alone.write_bytes(upstream.unstable_path.read_bytes())
+    run = run_generator("audit", str(alone), "--root", str(ROOT))
+    assert run.status == 2 and "pass it with --stable" in run.err, run.out + run.err
+    paired = run_generator("audit", str(alone), "--stable", str(upstream.stable_path), "--root", str(ROOT))
+    assert paired.status == 0, paired.out + paired.err
