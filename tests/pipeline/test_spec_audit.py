@@ -1,9 +1,10 @@
 """The real spec against DESIGN.md's audit: 33 entries, the right classes, in every artifact.
 
-Issue 12 re-examined five classes against the upstream method texts: session/request_permission and
-elicitation/create became duplicating (a copy asks the user again) and session/cancel unsafe (a late copy
+Issue 12 re-examined five classes against the upstream method texts: session/cancel became unsafe (a late copy
 cancels newer work); session/resume, session/close, tool_call/cancel and terminal/cancel stayed safe with
-precise texts.
+precise texts. Issue 25 made session/request_permission safe and elicitation/create unsafe (each copy asks the
+user again), so that the duplicating methods are session/new and session/fork alone, as the RFD counts them
+(tests/upstream/test_rfd_audit.py reads that statement from the RFD).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ AUDIT = {
     ("providers/list", "request"): "safe",
     ("providers/set", "request"): "safe",
     ("providers/disable", "request"): "safe",
-    ("session/request_permission", "request"): "duplicating",
-    ("elicitation/create", "request"): "duplicating",
+    ("session/request_permission", "request"): "safe",
+    ("elicitation/create", "request"): "unsafe",
     ("mcp/message", "request"): "unsafe",
     ("proxy/initialize", "request"): "safe",
     ("proxy/successor", "request"): "unsafe",
