@@ -3,14 +3,15 @@
     .venv/bin/python -m tests.sdk_pipelines.measure [--runs N] [--schema-dir DIR]
 
 Times the Python SDK's whole gen_all.py (a run that fails is timed to where it stops, and says so) and the
-TypeScript SDK's hey-api set-up (tools/ts-pipeline/generate.mjs, without tsc). Uses the same pinned tools and
-caches as the tests; informational, nothing is asserted.
+TypeScript SDK's hey-api set-up (tools/ts-pipeline/generate.mjs, without tsc): wall clock, and the CPU seconds of
+the child processes. Uses the same pinned tools and caches as the tests; informational, nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import tempfile
@@ -23,6 +24,12 @@ from tests.support import ROOT
 
 def _median(values: list[float]) -> str:
     return f"{statistics.median(values):6.2f} s (runs: {', '.join(f'{v:.2f}' for v in values)})"
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of every finished child process so far: less sensitive to a busy machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,22 +48,26 @@ def main(argv: list[str] | None = None) -> int:
             meta_data = (
                 json.loads(shipped.read_text(encoding="utf-8")) if shipped.is_file() else meta.derived_meta(schema)
             )
-            times, outcome = [], ""
+            times, cpu, outcome = [], [], ""
             for index in range(args.runs):
                 root = work / f"py-{name}-{index}"
                 root.mkdir()
+                before = _children_cpu()
                 run = python_sdk.run_gen_all(python, sdist, root, schema_file, meta_data)
                 times.append(run.seconds)
+                cpu.append(_children_cpu() - before)
                 outcome = "completes" if run.returncode == 0 else f"stops: {run.first_error()}"
-            print(f"gen_all.py  {name:9s} {_median(times)}  {outcome}")
+            print(f"gen_all.py  {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
             if node is None:
                 continue
-            times = []
+            times, cpu = [], []
             for index in range(args.runs):
+                before = _children_cpu()
                 output, done = typescript_sdk.generate(node, schema_file, work / f"ts-{name}-{index}")
                 times.append(output.seconds)
+                cpu.append(_children_cpu() - before)
                 outcome = "completes" if done.returncode == 0 else "fails"
-            print(f"hey-api     {name:9s} {_median(times)}  {outcome}")
+            print(f"hey-api     {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
     return 0
 
 
