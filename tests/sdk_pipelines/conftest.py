@@ -3,7 +3,8 @@
 Two schema sources, each a directory holding `schema.json` and `schema.unstable.json`:
 
 - `published`: npm `@agentclientprotocol/sdk` at the version and integrity pinned in generator/audit.py, fetched
-  once per session with generator/fetch.py (as tests/upstream does);
+  once per session with generator/fetch.py (as tests/upstream does), with two things the SDK generated from it
+  for the controls: its schema index (the method maps of upstream's meta files) and its declared types;
 - `ours`: `generated/schema/`, or the directory named by `ACP_PIPELINE_SCHEMA_DIR` (to try another branch's
   output without checking it out).
 
@@ -35,6 +36,9 @@ SDK_INDEX = {
     "schema.json": "package/dist/v2/schema/index.js",
     "schema.unstable.json": "package/dist/v2/unstable/schema/index.js",
 }
+# The types the published SDK generated from the unstable schema (its declaration file keeps the JSDoc).
+SDK_TYPES = "package/dist/v2/unstable/schema/types.gen.d.ts"
+SDK_TYPES_FILE = "sdk-types.gen.d.ts"
 
 
 def unavailable(message: str) -> NoReturn:
@@ -84,6 +88,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Source]:
     dest = tmp_path_factory.mktemp("published")
     members = {audit.STABLE_MEMBER: "schema.json", audit.UNSTABLE_MEMBER: "schema.unstable.json"}
     members |= {member: f"sdk-index-{name}.js" for name, member in SDK_INDEX.items()}
+    members[SDK_TYPES] = SDK_TYPES_FILE
     try:
         found = fetch_members(audit.UPSTREAM, tuple(members))
     except FetchError as exc:

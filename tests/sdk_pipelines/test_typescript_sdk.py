@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.sdk_pipelines import typescript_sdk
-from tests.sdk_pipelines.conftest import Source
+from tests.sdk_pipelines.conftest import SDK_TYPES_FILE, Source
 
 # What the SDK's pipeline turns into @experimental (its generate step looks for this text in descriptions).
 UNSTABLE_MARKER = "**UNSTABLE**"
@@ -38,6 +38,18 @@ def test_hey_api_output_compiles_under_strict(name: str, ts_output: Any, node: s
         assert (output.directory / file_name).is_file(), f"hey-api wrote no {file_name}"
     done = typescript_sdk.type_check(node, output)
     assert done.returncode == 0, f"tsc --strict on the {name} output:\n{(done.stdout + done.stderr)[-4000:]}"
+
+
+@pytest.mark.slow
+def test_our_set_up_reproduces_the_published_sdks_types(sources: dict[str, Source], ts_output: Any) -> None:
+    """hey-api as tools/ts-pipeline/ drives it, on the published schema, declares what the published SDK ships:
+    the same types (the SDK's post-step only makes hey-api's `ClientOptions` private) and the same ones
+    `@experimental`, types and properties."""
+    shipped = (sources["published"].directory / SDK_TYPES_FILE).read_text(encoding="utf-8")
+    ours = ts_output("published").text("types.gen.ts")
+    assert set(typescript_sdk.type_bodies(ours)) - {"ClientOptions"} == set(typescript_sdk.type_bodies(shipped))
+    assert typescript_sdk.experimental_types(ours) == typescript_sdk.experimental_types(shipped) != set()
+    assert typescript_sdk.experimental_properties(ours) == typescript_sdk.experimental_properties(shipped) != set()
 
 
 OURS_UNMARKED = pytest.param(
