@@ -3,8 +3,9 @@
 Two schema sources, each a directory holding `schema.json` and `schema.unstable.json`:
 
 - `published`: npm `@agentclientprotocol/sdk` at the version and integrity pinned in generator/audit.py, fetched
-  once per session with generator/fetch.py (as tests/upstream does), with two things the SDK generated from it
-  for the controls: its schema index (the method maps of upstream's meta files) and its declared types;
+  once per session with generator/fetch.py (as tests/upstream does), with what the SDK generated from it
+  for the controls: its schema index (the method maps of upstream's meta files), its declared types and its
+  type guards;
 - `ours`: `generated/schema/`, or the directory named by `ACP_PIPELINE_SCHEMA_DIR` (to try another branch's
   output without checking it out).
 
@@ -39,6 +40,9 @@ SDK_INDEX = {
 # The types the published SDK generated from the unstable schema (its declaration file keeps the JSDoc).
 SDK_TYPES = "package/dist/v2/unstable/schema/types.gen.d.ts"
 SDK_TYPES_FILE = "sdk-types.gen.d.ts"
+# The type guards it generated from the same schema's extensible unions.
+SDK_GUARDS = "package/dist/v2/unstable/schema/guards.gen.d.ts"
+SDK_GUARDS_FILE = "sdk-guards.gen.d.ts"
 
 
 def unavailable(message: str) -> NoReturn:
@@ -89,6 +93,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Source]:
     members = {audit.STABLE_MEMBER: "schema.json", audit.UNSTABLE_MEMBER: "schema.unstable.json"}
     members |= {member: f"sdk-index-{name}.js" for name, member in SDK_INDEX.items()}
     members[SDK_TYPES] = SDK_TYPES_FILE
+    members[SDK_GUARDS] = SDK_GUARDS_FILE
     try:
         found = fetch_members(audit.UPSTREAM, tuple(members))
     except FetchError as exc:

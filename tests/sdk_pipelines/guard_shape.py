@@ -20,6 +20,7 @@ test can compare a schema with the published one (which passes) and name each pr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,7 @@ class Union:
     name: str
     discriminant: str
     reserved: tuple[str, ...]
-    known: int  # how many known (non-catch-all) variants it has
+    guards: tuple[str, ...]  # the guard each known variant gets, `is` + this name, in schema order
 
 
 def _reserved_tags(variant: Any) -> tuple[str, tuple[str, ...]] | None:
@@ -82,8 +83,20 @@ def extensible_unions(schema: dict[str, Any]) -> dict[str, Union]:
             continue
         found = _catch_all(variants)
         if found is not None:
-            out[name] = Union(name, found[1], found[2], len(variants) - 1)
+            index, key, reserved = found
+            guards = tuple(_guard_name(v, key) for i, v in enumerate(variants) if i != index and isinstance(v, dict))
+            out[name] = Union(name, key, reserved, guards)
     return out
+
+
+def _guard_name(variant: dict[str, Any], discriminant: str) -> str:
+    """The name a known variant's guard takes: its tag, else its title, else its first allOf target, else the
+    discriminant, in PascalCase (`tool_call` gives `isToolCall`)."""
+    tag_schema = (variant.get("properties") or {}).get(discriminant)
+    tag = tag_schema.get("const") if isinstance(tag_schema, dict) else None
+    refs = _ref_names(variant)
+    label = tag if tag is not None else variant.get("title") or (refs[0] if refs else discriminant)
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^a-zA-Z0-9]+", str(label)) if part)
 
 
 def _ref_names(variant: dict[str, Any]) -> list[str]:

@@ -6,12 +6,13 @@ tried on small hand-made unions first, one per rule, so a rule that stopped firi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from tests.sdk_pipelines import guard_shape
-from tests.sdk_pipelines.conftest import Source
+from tests.sdk_pipelines.conftest import SDK_GUARDS_FILE, Source
 
 FILES = ("schema.json", "schema.unstable.json")
 OURS_BARE_REFS = pytest.mark.xfail(
@@ -19,6 +20,15 @@ OURS_BARE_REFS = pytest.mark.xfail(
     reason="issue 25: our unions list bare $refs (the tag lives in each variant's def), so the guard step stops "
     "at AuthMethod: known variant has neither allOf $refs nor a const-tagged 'type'",
 )
+
+
+def sdk_guards(declarations: str) -> dict[str, list[str]]:
+    """Each union's guards in the SDK's guards.gen.d.ts, `isCustom` (the catch-all's) left out."""
+    out = {}
+    for block in re.finditer(r"^export declare const (\w+): \{\n(.*?)^\};", declarations, re.DOTALL | re.MULTILINE):
+        names = re.findall(r"^ {4}readonly is(\w+):", block.group(2), re.MULTILINE)
+        out[block.group(1)] = sorted(name for name in names if name != "Custom")
+    return out
 
 
 def _catch_all(tags: list[str], key: str = "type", **extra: Any) -> dict[str, Any]:
@@ -48,7 +58,7 @@ def _schema(**unions: Any) -> dict[str, Any]:
 def test_checker_accepts_upstreams_shape() -> None:
     schema = _schema(U={"anyOf": [_tagged("a", "A"), _tagged("b", "B"), _catch_all(["a", "b"])]})
     assert guard_shape.guard_problems(schema) == []
-    assert guard_shape.extensible_unions(schema)["U"] == guard_shape.Union("U", "type", ("a", "b"), 2)
+    assert guard_shape.extensible_unions(schema)["U"] == guard_shape.Union("U", "type", ("a", "b"), ("A", "B"))
 
 
 @pytest.mark.parametrize(
@@ -94,6 +104,14 @@ def test_published_unions_have_the_guard_shape(file_name: str, sources: dict[str
     schema = sources["published"].schema(file_name)
     assert guard_shape.extensible_unions(schema), "the published schema has no extensible union"
     assert guard_shape.guard_problems(schema) == []
+
+
+def test_published_sdk_has_a_guard_for_each_variant_the_checker_finds(sources: dict[str, Source]) -> None:
+    """The control of the checker's reading: the guards the published SDK ships for the unstable schema."""
+    shipped = sdk_guards((sources["published"].directory / SDK_GUARDS_FILE).read_text(encoding="utf-8"))
+    found = guard_shape.extensible_unions(sources["published"].schema("schema.unstable.json"))
+    assert shipped, "no guards read from the published SDK"
+    assert {name: sorted(union.guards) for name, union in found.items()} == shipped
 
 
 @OURS_BARE_REFS
