@@ -24,6 +24,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,9 +138,20 @@ class Run:
         return self.module.is_file() and self.module.read_bytes() != self.shipped
 
     def first_error(self) -> str:
-        """The exception line of a failed run (the last line of its traceback), or the last line printed."""
-        lines = [line for line in self.output.splitlines() if line.strip()]
-        return lines[-1] if lines else f"exit status {self.returncode}, nothing printed"
+        """The exception line of a failed run (the last `...Error:` line of its traceback), else the last line."""
+        return error_line(self.output) or f"exit status {self.returncode}"
+
+
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b.*$", re.MULTILINE)
+
+
+def error_line(printed: str) -> str | None:
+    """The line naming the exception that ended a Python process (pydantic adds a help link after it)."""
+    found = [match.group(0) for match in EXCEPTION_LINE.finditer(printed)]
+    if found:
+        return found[-1]
+    lines = [line for line in printed.splitlines() if line.strip()]
+    return lines[-1] if lines else None
 
 
 def lay_out(sdist: Path, root: Path, schema_file: Path, meta: dict[str, Any]) -> None:
@@ -197,8 +209,7 @@ def import_error(python: Path, root: Path) -> str | None:
     )
     if done.returncode == 0:
         return None
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return lines[-1] if lines else f"exit status {done.returncode}"
+    return error_line(done.stderr) or f"exit status {done.returncode}"
 
 
 def module_classes(module: Path) -> dict[str, dict[str, str]]:

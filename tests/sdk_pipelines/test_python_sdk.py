@@ -80,3 +80,12 @@ def test_shared_classes_keep_the_published_fields_and_tags(python_run: Any) -> N
     }
     listed = "; ".join(f"{name}: {', '.join(found)}" for name, found in differing.items())
     assert not differing, f"{len(differing)} classes differ from the published ones of the same name: {listed}"
+
+
+def test_a_failed_run_is_reported_by_its_exception_line() -> None:
+    traceback = "Warning: drift\nTraceback (most recent call last):\n  File 'x'\nNameError: name 'A' is not defined\n"
+    assert python_sdk.error_line(traceback) == "NameError: name 'A' is not defined"
+    pydantic = "pydantic.errors.PydanticUserError: bad fields\n\nFor further information visit the docs\n"
+    assert python_sdk.error_line(pydantic) == "pydantic.errors.PydanticUserError: bad fields"
+    assert python_sdk.error_line("no traceback\n") == "no traceback"
+    assert python_sdk.error_line("") is None
