@@ -28,6 +28,7 @@ TSC_FLAGS = ("--strict", "--noEmit", "--target", "es2022", "--module", "nodenext
 TYPE_DOC = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*export type (\w+) =", re.DOTALL)
 PROPERTY_DOC = re.compile(r"^ {4}/\*\*((?:(?!\*/).)*)\*/\n {4}'?([\w$]+)'?\??:", re.DOTALL | re.MULTILINE)
 TYPE_START = re.compile(r"^export type (\w+) =", re.MULTILINE)
+TOP_PROPERTY = re.compile(r"^ {4}'?([\w$]+)'?(\??):", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,11 @@ def experimental_properties(types_ts: str) -> set[tuple[str, str]]:
             if "@experimental" in match.group(1):
                 found.add((name, match.group(2)))
     return found
+
+
+def required_properties(types_ts: str) -> dict[str, set[str]]:
+    """Each exported type's top-level properties that a value must have (declared without `?`)."""
+    return {
+        name: {match.group(1) for match in TOP_PROPERTY.finditer(body) if not match.group(2)}
+        for name, body in type_bodies(types_ts).items()
+    }
