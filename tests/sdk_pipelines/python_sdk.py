@@ -235,3 +235,28 @@ def module_classes(module: Path) -> dict[str, dict[str, str]]:
         return out | own
 
     return {name: fields(name, frozenset({name})) for name in declared}
+
+
+# The validators gen_schema.py writes for upstream's x-deserialize-* annotations, by the prefix of their names.
+LENIENT_VALIDATORS = {"_salvage_on_error_": "default-on-error", "_skip_invalid_items_": "skip-invalid-items"}
+
+
+def lenient_fields(module: Path) -> set[tuple[str, str, str]]:
+    """(class, field, kind) for each field a generated class salvages (`_meta` on the shared base counts once)."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    out = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if not isinstance(item, ast.FunctionDef):
+                continue
+            kind = next((k for prefix, k in LENIENT_VALIDATORS.items() if item.name.startswith(prefix)), None)
+            if item.name == "_salvage_meta_on_error":
+                kind = "default-on-error"
+            for decorator in item.decorator_list if kind else ():
+                if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "field_validator":
+                    for arg in decorator.args:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                            out.add((node.name, arg.value, str(kind)))
+    return out

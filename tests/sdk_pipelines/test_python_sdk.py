@@ -82,6 +82,22 @@ def test_shared_classes_keep_the_published_fields_and_tags(python_run: Any) -> N
     assert not differing, f"{len(differing)} classes differ from the published ones of the same name: {listed}"
 
 
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 25: our schema has no x-deserialize-* annotations, so of the 152 fields the published run "
+    "salvages (124 default-on-error, 28 skip-invalid-items) ours salvages only the shared _meta",
+)
+def test_ours_gets_every_lenient_validator_the_published_run_gets(python_run: Any) -> None:
+    published = python_sdk.lenient_fields(python_run("published").module)
+    assert published, "the published run salvages no field"
+    ours_run = python_run("ours")
+    assert ours_run.generated, f"gen_all.py wrote no schema.py for ours: {ours_run.first_error()}"
+    missing = sorted(published - python_sdk.lenient_fields(ours_run.module))
+    listed = ", ".join(f"{cls}.{field} ({kind})" for cls, field, kind in missing)
+    assert not missing, f"{len(missing)} of {len(published)} salvaged fields are not salvaged in ours: {listed}"
+
+
 def test_a_failed_run_is_reported_by_its_exception_line() -> None:
     traceback = "Warning: drift\nTraceback (most recent call last):\n  File 'x'\nNameError: name 'A' is not defined\n"
     assert python_sdk.error_line(traceback) == "NameError: name 'A' is not defined"
