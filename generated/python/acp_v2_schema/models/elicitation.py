@@ -37,7 +37,7 @@ class BooleanPropertySchema(_Model):
     """
 
 
-class CreateElicitationRequest13(_Model):
+class _CreateElicitationRequest13(_Model):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -56,7 +56,7 @@ class CreateElicitationRequest13(_Model):
     """
 
 
-class CreateElicitationRequest23(_Model):
+class _CreateElicitationRequest23(_Model):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -194,17 +194,6 @@ class IntegerPropertySchema(_Model):
     """
 
 
-class MultiSelectItems2(_Model):
-    """
-    The values a multi-select field offers: plain strings, or values with titles.
-    """
-
-    type: str
-    """
-    Names the kind of this item; it selects the variant.
-    """
-
-
 class NumberPropertySchema(_Model):
     """
     A number field of an elicitation form.
@@ -329,6 +318,28 @@ class TitledMultiSelectItems(_Model):
     """
 
 
+class MultiSelectItemsString(StringMultiSelectItems):
+    """
+    The values a multi-select field offers: plain strings, or values with titles.
+    """
+
+    type: Literal["string"]
+    """
+    Names the kind of this item; it selects the variant.
+    """
+
+
+class OtherMultiSelectItems(_Model):
+    """
+    The values a multi-select field offers: plain strings, or values with titles.
+    """
+
+    type: str
+    """
+    Names the kind of this item; it selects the variant.
+    """
+
+
 class CompleteElicitationNotification(_Model):
     """
     The params of elicitation/complete: a URL elicitation has finished.
@@ -359,19 +370,8 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     """
 
 
-class MultiSelectItems1(StringMultiSelectItems):
-    """
-    The values a multi-select field offers: plain strings, or values with titles.
-    """
-
-    type: Literal["string"]
-    """
-    Names the kind of this item; it selects the variant.
-    """
-
-
 MultiSelectItems = TypeAliasType(
-    "MultiSelectItems", MultiSelectItems1 | MultiSelectItems2 | TitledMultiSelectItems
+    "MultiSelectItems", MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """
 The values a multi-select field offers: plain strings, or values with titles.
@@ -568,7 +568,7 @@ class ElicitationSessionScope(_Model):
     """
 
 
-class ElicitationUrlMode1(ElicitationSessionScope):
+class _ElicitationUrlMode1(ElicitationSessionScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -583,7 +583,7 @@ class ElicitationUrlMode1(ElicitationSessionScope):
     """
 
 
-class ElicitationUrlMode2(ElicitationRequestScope):
+class _ElicitationUrlMode2(ElicitationRequestScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -598,13 +598,15 @@ class ElicitationUrlMode2(ElicitationRequestScope):
     """
 
 
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", ElicitationUrlMode1 | ElicitationUrlMode2)
+ElicitationUrlMode = TypeAliasType(
+    "ElicitationUrlMode", _ElicitationUrlMode1 | _ElicitationUrlMode2
+)
 """
 A URL elicitation: the Client sends the user to a web page to finish the task there.
 """
 
 
-class CreateElicitationRequest21(ElicitationSessionScope):
+class _CreateElicitationRequest21(ElicitationSessionScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -619,7 +621,7 @@ class CreateElicitationRequest21(ElicitationSessionScope):
     """
 
 
-class CreateElicitationRequest22(ElicitationRequestScope):
+class _CreateElicitationRequest22(ElicitationRequestScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -634,7 +636,7 @@ class CreateElicitationRequest22(ElicitationRequestScope):
     """
 
 
-class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRequest23):
+class _CreateElicitationRequest24(_CreateElicitationRequest21, _CreateElicitationRequest23):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -653,7 +655,7 @@ class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRe
     """
 
 
-class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRequest23):
+class _CreateElicitationRequest25(_CreateElicitationRequest22, _CreateElicitationRequest23):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -672,15 +674,15 @@ class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRe
     """
 
 
-CreateElicitationRequest2 = TypeAliasType(
-    "CreateElicitationRequest2", CreateElicitationRequest24 | CreateElicitationRequest25
+_CreateElicitationRequest2 = TypeAliasType(
+    "_CreateElicitationRequest2", _CreateElicitationRequest24 | _CreateElicitationRequest25
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
 """
 
 
-class CreateElicitationRequest3(ElicitationSessionScope):
+class _CreateElicitationRequest3(ElicitationSessionScope):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -699,7 +701,7 @@ class CreateElicitationRequest3(ElicitationSessionScope):
     """
 
 
-class CreateElicitationRequest4(ElicitationRequestScope):
+class _CreateElicitationRequest4(ElicitationRequestScope):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -718,7 +720,7 @@ class CreateElicitationRequest4(ElicitationRequestScope):
     """
 
 
-class CreateElicitationRequest11(ElicitationSessionScope):
+class _CreateElicitationRequest11(ElicitationSessionScope):
     """
     A form elicitation: the Client shows the form and returns what the user entered.
     """
@@ -729,7 +731,7 @@ class CreateElicitationRequest11(ElicitationSessionScope):
     """
 
 
-class CreateElicitationRequest12(ElicitationRequestScope):
+class _CreateElicitationRequest12(ElicitationRequestScope):
     """
     A form elicitation: the Client shows the form and returns what the user entered.
     """
@@ -740,7 +742,7 @@ class CreateElicitationRequest12(ElicitationRequestScope):
     """
 
 
-class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRequest13):
+class _CreateElicitationRequest14(_CreateElicitationRequest11, _CreateElicitationRequest13):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -759,7 +761,7 @@ class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRe
     """
 
 
-class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRequest13):
+class _CreateElicitationRequest15(_CreateElicitationRequest12, _CreateElicitationRequest13):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -778,8 +780,8 @@ class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRe
     """
 
 
-CreateElicitationRequest1 = TypeAliasType(
-    "CreateElicitationRequest1", CreateElicitationRequest14 | CreateElicitationRequest15
+_CreateElicitationRequest1 = TypeAliasType(
+    "_CreateElicitationRequest1", _CreateElicitationRequest14 | _CreateElicitationRequest15
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
@@ -788,17 +790,17 @@ The params of elicitation/create: the Agent asks the user for input, through a f
 
 CreateElicitationRequest = TypeAliasType(
     "CreateElicitationRequest",
-    CreateElicitationRequest1
-    | CreateElicitationRequest2
-    | CreateElicitationRequest3
-    | CreateElicitationRequest4,
+    _CreateElicitationRequest1
+    | _CreateElicitationRequest2
+    | _CreateElicitationRequest3
+    | _CreateElicitationRequest4,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
 """
 
 
-class ElicitationFormMode1(ElicitationSessionScope):
+class _ElicitationFormMode1(ElicitationSessionScope):
     """
     A form elicitation: the Client shows the form and returns what the user entered.
     """
@@ -809,7 +811,7 @@ class ElicitationFormMode1(ElicitationSessionScope):
     """
 
 
-class ElicitationFormMode2(ElicitationRequestScope):
+class _ElicitationFormMode2(ElicitationRequestScope):
     """
     A form elicitation: the Client shows the form and returns what the user entered.
     """
@@ -821,7 +823,7 @@ class ElicitationFormMode2(ElicitationRequestScope):
 
 
 ElicitationFormMode = TypeAliasType(
-    "ElicitationFormMode", ElicitationFormMode1 | ElicitationFormMode2
+    "ElicitationFormMode", _ElicitationFormMode1 | _ElicitationFormMode2
 )
 """
 A form elicitation: the Client shows the form and returns what the user entered.

@@ -160,7 +160,7 @@ class MessageMcpRequest(_Model):
     """
 
 
-class MessageMcpResponse1(_Model):
+class MessageMcpResponseResult(_Model):
     """
     The result of the mcp/message request: the MCP result or the MCP error.
     """
@@ -175,7 +175,7 @@ class MessageMcpResponse1(_Model):
     """
 
 
-class MessageMcpResponse2(_Model):
+class MessageMcpResponseError(_Model):
     """
     The result of the mcp/message request: the MCP result or the MCP error.
     """
@@ -188,12 +188,6 @@ class MessageMcpResponse2(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-
-
-MessageMcpResponse = TypeAliasType("MessageMcpResponse", MessageMcpResponse1 | MessageMcpResponse2)
-"""
-The result of the mcp/message request: the MCP result or the MCP error.
-"""
 
 
 class McpServerAcp(_Model):
@@ -217,6 +211,14 @@ class McpServerAcp(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
+
+
+MessageMcpResponse = TypeAliasType(
+    "MessageMcpResponse", MessageMcpResponseResult | MessageMcpResponseError
+)
+"""
+The result of the mcp/message request: the MCP result or the MCP error.
+"""
 
 
 class OtherMcpServer(_Model):
