@@ -75,6 +75,33 @@ def branch_name(owner: str, branch: Any) -> str | None:
     return None
 
 
+def model_classes(types: dict[str, Any]) -> dict[str, str]:
+    """The public class names the models give besides the types' own, each with the type it belongs to, from the
+    spec's types alone (what `diff` compares): named branches, fallbacks, and variants extended by a type."""
+    out: dict[str, str] = {}
+    tagged: dict[str, unions.TaggedUnion] = {}
+    for owner, schema in types.items():
+        closed = unions.closed(schema)
+        union = unions.tagged_union(closed, REF_PREFIX)
+        if union is not None:
+            tagged[owner] = union
+            out[unions.fallback_name(owner)] = owner
+        if not isinstance(closed, dict) or "properties" in closed:
+            continue
+        for key in ("anyOf", "oneOf"):
+            for branch in closed.get(key) or []:
+                name = branch_name(owner, branch)
+                if name is not None:
+                    out[name] = owner
+    for owner, schema in types.items():
+        for part in (schema.get("allOf") or []) if isinstance(schema, dict) else []:
+            target = part.get("$ref", "").removeprefix(REF_PREFIX) if isinstance(part, dict) else ""
+            if target in tagged:
+                out.update({owner + naming.pascal_case(value): owner for value in tagged[target].known})
+                out[unions.fallback_name(owner)] = owner
+    return {name: owner for name, owner in out.items() if name not in types}
+
+
 def stated(document: dict[str, Any]) -> set[str]:
     """The type names of the code generator's input: the spec's, and the branches `named_branches` named."""
     return set(document["$defs"])
