@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import def_names
 from .fetch import FetchError, NpmPackage, fetch_members
 from .schema_compare import Difference, OurEntry, compare_schemas, published_entries
 
@@ -56,7 +57,8 @@ def fetch_upstream(dest: Path, version: str = UPSTREAM.version) -> tuple[Path, P
 def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, Any] | None = None) -> list[Difference]:
     """Every difference between the spec (a model.Spec) and a published schema, sorted."""
     ours = {(m.name, m.kind): OurEntry(m.name, m.kind, m.stability, m.params, m.result) for m in spec.methods}
-    return compare_schemas(ours, {t.name: t.schema for t in spec.types}, published, published_stable)
+    found = compare_schemas(ours, {t.name: t.schema for t in spec.types}, published, published_stable)
+    return sorted([*found, *def_names.differences(spec, published)])
 
 
 @dataclass(frozen=True)
