@@ -23,7 +23,7 @@ import ast
 import re
 from typing import Any
 
-from .. import naming, unions
+from .. import naming, refinements, unions
 from ..semantics import REF_PREFIX
 
 _NUMBERED = re.compile(r"^(?P<owner>[A-Za-z_]\w*?)(?P<number>[0-9]+)$")
@@ -31,34 +31,123 @@ _NUMBERED = re.compile(r"^(?P<owner>[A-Za-z_]\w*?)(?P<number>[0-9]+)$")
 
 def named_branches(document: dict[str, Any]) -> dict[str, Any]:
     """`document` (the code generator's input, changed in place and returned) with every union branch that the
-    spec names moved to a type of its own under that name. Types that write fields beside their union keep their
-    branches: the code generator combines those fields with each branch itself."""
+    spec names moved to a type of its own under that name.
+
+    A type that writes fields beside its union (`ElicitationFormMode`: a form, and one of two scopes) becomes a
+    union of named types, each its fields with one branch, when every branch has a name; a named branch that
+    extends such a union (`allOf` of it) becomes a union too, one type per member (`CreateElicitationRequestForm`
+    + `Session`). The code generator would make the same combinations, numbered.
+    """
     defs: dict[str, Any] = document["$defs"]
+    done: set[str] = set()
     for owner in list(defs):
-        schema = defs[owner]
-        if not isinstance(schema, dict) or "properties" in schema:
-            continue
+        _name_branches(owner, defs, done)
+    for schema in defs.values():  # a title beside a reference names nothing more: the code generator need not see it
         for key in ("anyOf", "oneOf"):
-            branches = schema.get(key)
-            if not isinstance(branches, list):
-                continue
-            for index, branch in enumerate(branches):
-                name = branch_name(owner, branch)
-                if name is None:
-                    continue
-                if name in defs:
-                    raise RuntimeError(f"{owner}: the name of its branch {index}, {name}, is already a type's")
-                moved = dict(branch)
-                moved.pop("title", None)
-                if "description" not in moved and isinstance(schema.get("description"), str):
-                    moved = {"description": schema["description"], **moved}
-                defs[name] = moved
-                branches[index] = {"$ref": REF_PREFIX + name}
+            branches = schema.get(key) if isinstance(schema, dict) else None
+            if isinstance(branches, list):
+                schema[key] = [_bare(b) for b in branches]
     return document
 
 
-def branch_name(owner: str, branch: Any) -> str | None:
-    """The name the spec gives a union branch of `owner`, or None (a reference, a constant, or a nameless one)."""
+def _bare(branch: Any) -> Any:
+    if isinstance(branch, dict) and "$ref" in branch and set(branch) <= {"$ref", "title", "description"}:
+        return {"$ref": branch["$ref"]}
+    return branch
+
+
+def _name_branches(owner: str, defs: dict[str, Any], done: set[str]) -> None:
+    if owner in done:
+        return
+    done.add(owner)
+    schema = defs[owner]
+    if not isinstance(schema, dict):
+        return
+    _distribute_over_union(owner, defs, done)
+    schema = defs[owner]
+    key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+    if key is None or "discriminator" in schema:
+        return
+    branches = schema[key]
+    fields = "properties" in schema
+    names = [branch_name(owner, b, named_refs=fields) for b in branches]
+    if fields and not all(names):
+        return  # the code generator combines the fields with each branch itself (numbered: made private later)
+    # the owner's own keywords (fields, a `not` over the known tags, ...) go with each branch; its marks stay
+    moved = [k for k in schema if k not in (key, "description", "title") and not k.startswith("x-")]
+    common = {k: schema[k] for k in moved if k != "type"} if fields else {}
+    for index, (branch, name) in enumerate(zip(branches, names, strict=True)):
+        if name is None:
+            continue
+        if name in defs:
+            raise RuntimeError(f"{owner}: the name of its branch {index}, {name}, is already a type's")
+        defs[name] = _branch_type(schema, branch, common)
+        branches[index] = {"$ref": REF_PREFIX + name}
+        _name_branches(name, defs, done)
+    if fields:
+        for k in moved:
+            schema.pop(k, None)
+
+
+def _branch_type(owner: dict[str, Any], branch: dict[str, Any], common: dict[str, Any]) -> dict[str, Any]:
+    """A named branch as a type: its own schema, with the owner's fields when it has any (and its description)."""
+    if "$ref" in branch:
+        out: dict[str, Any] = {"type": "object", **common, "allOf": [{"$ref": branch["$ref"]}]}
+    else:
+        out = {k: v for k, v in branch.items() if k != "title"}
+        if common:
+            out = {**{k: v for k, v in common.items() if k not in ("properties", "required")}, **out}
+            out["type"] = "object"
+            out["properties"] = {**common.get("properties", {}), **out.get("properties", {})}
+            required = [
+                *common.get("required", []),
+                *(r for r in out.get("required", []) if r not in common.get("required", [])),
+            ]
+            if required:
+                out["required"] = required
+    description = branch.get("description", owner.get("description"))
+    return {"description": description, **out} if isinstance(description, str) else out
+
+
+def _distribute_over_union(owner: str, defs: dict[str, Any], done: set[str]) -> None:
+    """A type that extends (`allOf`) one untagged union of named types, beside fields of its own, as a union of
+    types that each extend one of those: the code generator would number them."""
+    schema = defs[owner]
+    parts = schema.get("allOf")
+    if not isinstance(parts, list) or len(parts) != 1 or not isinstance(parts[0], dict):
+        return
+    target = str(parts[0].get("$ref", "")).removeprefix(REF_PREFIX)
+    if target not in defs or target == owner:
+        return
+    _name_branches(target, defs, done)
+    union = defs[target]
+    key = next((k for k in ("anyOf", "oneOf") if isinstance(union.get(k), list)), None)
+    if key is None or "discriminator" in union or "properties" in union:
+        return
+    members = [str(b.get("$ref", "")).removeprefix(REF_PREFIX) if isinstance(b, dict) else "" for b in union[key]]
+    if not all(m.startswith(target) and m != target and m in defs for m in members):
+        return
+    own = {k: v for k, v in schema.items() if k not in ("allOf", "description")}
+    refs = []
+    for member in members:
+        name = owner + member.removeprefix(target)
+        if name in defs:
+            raise RuntimeError(f"{owner}: {name}, its member for {member}, is already a type's")
+        defs[name] = {
+            **({"description": schema["description"]} if "description" in schema else {}),
+            **own,
+            "allOf": [{"$ref": REF_PREFIX + member}],
+        }
+        done.add(name)
+        refs.append({"$ref": REF_PREFIX + name})
+    defs[owner] = {**({"description": schema["description"]} if "description" in schema else {}), key: refs}
+
+
+def branch_name(owner: str, branch: Any, *, named_refs: bool = False) -> str | None:
+    """The name the spec gives a union branch of `owner`, or None (a constant, a nameless branch, or a reference,
+    which names its type already, unless `named_refs`: a titled reference in a type with fields of its own)."""
+    if named_refs and isinstance(branch, dict) and "$ref" in branch and isinstance(branch.get("title"), str):
+        return owner + naming.pascal_case(branch["title"])
     if not isinstance(branch, dict) or "$ref" in branch or "const" in branch or branch.get("type") == "null":
         return None
     if branch.get("type") not in ("object", "array") and "properties" not in branch and "allOf" not in branch:
@@ -77,22 +166,17 @@ def branch_name(owner: str, branch: Any) -> str | None:
 
 def model_classes(types: dict[str, Any]) -> dict[str, str]:
     """The public class names the models give besides the types' own, each with the type it belongs to, from the
-    spec's types alone (what `diff` compares): named branches, fallbacks, and variants extended by a type."""
-    out: dict[str, str] = {}
+    spec's types alone (what `diff` compares): named branches (as `named_branches` names them), fallbacks, and the
+    variants a type extends."""
+    # the code generator's input is closed and flattened (render/python_pkg.py) before its branches are named
+    document = named_branches(refinements.flattened(unions.closed({"$defs": types}), REF_PREFIX))
+    out: dict[str, str] = {name: _owner(name, types) for name in document["$defs"] if name not in types}
     tagged: dict[str, unions.TaggedUnion] = {}
     for owner, schema in types.items():
-        closed = unions.closed(schema)
-        union = unions.tagged_union(closed, REF_PREFIX)
+        union = unions.tagged_union(unions.closed(schema), REF_PREFIX)
         if union is not None:
             tagged[owner] = union
             out[unions.fallback_name(owner)] = owner
-        if not isinstance(closed, dict) or "properties" in closed:
-            continue
-        for key in ("anyOf", "oneOf"):
-            for branch in closed.get(key) or []:
-                name = branch_name(owner, branch)
-                if name is not None:
-                    out[name] = owner
     for owner, schema in types.items():
         for part in (schema.get("allOf") or []) if isinstance(schema, dict) else []:
             target = part.get("$ref", "").removeprefix(REF_PREFIX) if isinstance(part, dict) else ""
@@ -100,6 +184,12 @@ def model_classes(types: dict[str, Any]) -> dict[str, str]:
                 out.update({owner + naming.pascal_case(value): owner for value in tagged[target].known})
                 out[unions.fallback_name(owner)] = owner
     return {name: owner for name, owner in out.items() if name not in types}
+
+
+def _owner(name: str, types: dict[str, Any]) -> str:
+    """The type a made-up name belongs to: the longest type name it starts with (after a fallback's prefix)."""
+    bare = name.removeprefix(unions.FALLBACK_PREFIX) if not any(name.startswith(t) for t in types) else name
+    return max((t for t in types if bare.startswith(t)), key=len, default=bare)
 
 
 def stated(document: dict[str, Any]) -> set[str]:

@@ -164,7 +164,8 @@ def _wrapped(schema: Any) -> Any:
     out = {key: _wrapped(item) for key, item in schema.items()}
     if isinstance(out.get("$ref"), str) and len(out) > 1:
         ref = out.pop("$ref")
-        at = list(out).index("description") + 1 if "description" in out else 0
+        texts = [i for i, key in enumerate(out) if key in ("title", "description")]
+        at = max(texts) + 1 if texts else 0  # after the texts, as ACP writes it
         items = list(out.items())
         out = dict([*items[:at], ("allOf", [{"$ref": ref}]), *items[at:]])
     for key in ("anyOf", "oneOf"):

@@ -25,7 +25,7 @@ def _public_names(root: Path) -> set[str]:
 def test_no_public_class_name_is_a_variant_number():
     import acp_v2_schema.models as models
 
-    public = [n for n in dir(models) if not n.startswith("_") and n[:1].isupper()]
+    public = list(models.__all__)
     assert len(public) > 300
     assert [n for n in public if NUMBERED.fullmatch(n)] == []
 
@@ -78,3 +78,14 @@ def test_adding_variants_renames_no_public_class(tmp_path: Path):
     after = _public_names(tmp_path)
     assert before - after == set()
     assert {"PausedStateUpdate", "SessionUpdateStateUpdatePaused", "MessageMcpResponsePending"} <= after - before
+
+
+def test_diff_s_account_of_the_models_class_names_is_the_package_s():
+    """`diff` reads the names from the spec alone (class_names.model_classes): they must be the package's."""
+    spec = load_spec(ROOT / "spec", ROOT)
+    types = {t.name: t.schema for t in spec.types}
+    import acp_v2_schema.models as models
+
+    public = set(models.__all__)
+    assert len(public) > 300
+    assert set(class_names.model_classes(types)) == public - set(types)

@@ -37,44 +37,6 @@ class BooleanPropertySchema(_Model):
     """
 
 
-class _CreateElicitationRequest13(_Model):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["form"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
-class _CreateElicitationRequest23(_Model):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["url"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
 class CreateElicitationResponseCancel(_Model):
     """
     The "cancel" variant of CreateElicitationResponse. The user dismissed the request without choosing.
@@ -568,7 +530,7 @@ class ElicitationSessionScope(_Model):
     """
 
 
-class _ElicitationUrlMode1(ElicitationSessionScope):
+class ElicitationUrlModeSession(ElicitationSessionScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -583,7 +545,7 @@ class _ElicitationUrlMode1(ElicitationSessionScope):
     """
 
 
-class _ElicitationUrlMode2(ElicitationRequestScope):
+class ElicitationUrlModeRequest(ElicitationRequestScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -595,48 +557,116 @@ class _ElicitationUrlMode2(ElicitationRequestScope):
     url: str
     """
     The URL the user should visit.
+    """
+
+
+class CreateElicitationRequestUrlSession(ElicitationUrlModeSession):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationRequestUrlRequest(ElicitationUrlModeRequest):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class OtherCreateElicitationRequestSession(ElicitationSessionScope):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: str
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class OtherCreateElicitationRequestRequest(ElicitationRequestScope):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: str
+    """
+    How the user answers: "form" or "url".
     """
 
 
 ElicitationUrlMode = TypeAliasType(
-    "ElicitationUrlMode", _ElicitationUrlMode1 | _ElicitationUrlMode2
+    "ElicitationUrlMode", ElicitationUrlModeSession | ElicitationUrlModeRequest
 )
 """
 A URL elicitation: the Client sends the user to a web page to finish the task there.
 """
 
 
-class _CreateElicitationRequest21(ElicitationSessionScope):
+class ElicitationFormModeSession(ElicitationSessionScope):
     """
-    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
-    Identifies this elicitation; elicitation/complete names it when done.
-    """
-    url: str
-    """
-    The URL the user should visit.
+    The form to show: a restricted JSON Schema of flat fields.
     """
 
 
-class _CreateElicitationRequest22(ElicitationRequestScope):
+class ElicitationFormModeRequest(ElicitationRequestScope):
     """
-    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
-    Identifies this elicitation; elicitation/complete names it when done.
-    """
-    url: str
-    """
-    The URL the user should visit.
+    The form to show: a restricted JSON Schema of flat fields.
     """
 
 
-class _CreateElicitationRequest24(_CreateElicitationRequest21, _CreateElicitationRequest23):
+class CreateElicitationRequestFormSession(ElicitationFormModeSession):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -649,13 +679,13 @@ class _CreateElicitationRequest24(_CreateElicitationRequest21, _CreateElicitatio
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-    mode: Literal["url"]
+    mode: Literal["form"]
     """
     How the user answers: "form" or "url".
     """
 
 
-class _CreateElicitationRequest25(_CreateElicitationRequest22, _CreateElicitationRequest23):
+class CreateElicitationRequestFormRequest(ElicitationFormModeRequest):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -668,120 +698,41 @@ class _CreateElicitationRequest25(_CreateElicitationRequest22, _CreateElicitatio
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-    mode: Literal["url"]
+    mode: Literal["form"]
     """
     How the user answers: "form" or "url".
     """
 
 
-_CreateElicitationRequest2 = TypeAliasType(
-    "_CreateElicitationRequest2", _CreateElicitationRequest24 | _CreateElicitationRequest25
+CreateElicitationRequestUrl = TypeAliasType(
+    "CreateElicitationRequestUrl",
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
 """
 
 
-class _CreateElicitationRequest3(ElicitationSessionScope):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: str
-    """
-    How the user answers: "form" or "url".
-    """
+OtherCreateElicitationRequest = TypeAliasType(
+    "OtherCreateElicitationRequest",
+    OtherCreateElicitationRequestSession | OtherCreateElicitationRequestRequest,
+)
+"""
+The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+"""
 
 
-class _CreateElicitationRequest4(ElicitationRequestScope):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: str
-    """
-    How the user answers: "form" or "url".
-    """
+ElicitationFormMode = TypeAliasType(
+    "ElicitationFormMode", ElicitationFormModeSession | ElicitationFormModeRequest
+)
+"""
+A form elicitation: the Client shows the form and returns what the user entered.
+"""
 
 
-class _CreateElicitationRequest11(ElicitationSessionScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-class _CreateElicitationRequest12(ElicitationRequestScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-class _CreateElicitationRequest14(_CreateElicitationRequest11, _CreateElicitationRequest13):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["form"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
-class _CreateElicitationRequest15(_CreateElicitationRequest12, _CreateElicitationRequest13):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["form"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
-_CreateElicitationRequest1 = TypeAliasType(
-    "_CreateElicitationRequest1", _CreateElicitationRequest14 | _CreateElicitationRequest15
+CreateElicitationRequestForm = TypeAliasType(
+    "CreateElicitationRequestForm",
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
@@ -790,41 +741,8 @@ The params of elicitation/create: the Agent asks the user for input, through a f
 
 CreateElicitationRequest = TypeAliasType(
     "CreateElicitationRequest",
-    _CreateElicitationRequest1
-    | _CreateElicitationRequest2
-    | _CreateElicitationRequest3
-    | _CreateElicitationRequest4,
+    CreateElicitationRequestForm | CreateElicitationRequestUrl | OtherCreateElicitationRequest,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-"""
-
-
-class _ElicitationFormMode1(ElicitationSessionScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-class _ElicitationFormMode2(ElicitationRequestScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-ElicitationFormMode = TypeAliasType(
-    "ElicitationFormMode", _ElicitationFormMode1 | _ElicitationFormMode2
-)
-"""
-A form elicitation: the Client shows the form and returns what the user entered.
 """
