@@ -192,6 +192,22 @@ def _owner(name: str, types: dict[str, Any]) -> str:
     return max((t for t in types if bare.startswith(t)), key=len, default=bare)
 
 
+def problems(name: str, schema: Any, types: Any) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """(code, path inside the type, message) for each branch of `name` whose class name a type already takes."""
+    if not isinstance(schema, dict):
+        return []
+    found = []
+    closed = unions.closed(schema)
+    fields = "properties" in closed
+    for key in ("anyOf", "oneOf"):
+        for index, branch in enumerate(closed.get(key) or []):
+            taken = branch_name(name, branch, named_refs=fields)
+            if taken is not None and taken in types:
+                message = f"type {taken!r} takes the class name of branch {index} of {name!r}; rename one of them"
+                found.append(("class-name-taken", (key, index), message))
+    return found
+
+
 def stated(document: dict[str, Any]) -> set[str]:
     """The type names of the code generator's input: the spec's, and the branches `named_branches` named."""
     return set(document["$defs"])

@@ -41,6 +41,24 @@ def inline_tags(schema: dict[str, Any]) -> tuple[str, ...]:
     return tuple(t for t in listed or () if isinstance(t, str))
 
 
+def problems(name: str, schema: Any) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """(code, path inside the type, message) for each tag of `x-inline` that the union does not map."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("discriminator"), dict):
+        return []
+    listed = schema["discriminator"].get(INLINE)
+    if listed is None:
+        return []
+    union = unions.tagged_union(schema, REF_PREFIX)
+    known = set(union.known) if union is not None else set()
+    if not isinstance(listed, list):
+        return [("invalid-inline-variant", ("discriminator", INLINE), f"{INLINE} must be a list of tag values")]
+    return [
+        ("invalid-inline-variant", ("discriminator", INLINE, i), f"{name} has no variant {tag!r} to write inline")
+        for i, tag in enumerate(listed)
+        if tag not in known
+    ]
+
+
 def inline_types(defs: dict[str, Any]) -> set[str]:
     """The type names of the internal form that the published form does not have (their unions write them inline)."""
     found: set[str] = set()
