@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import naming, refinements, unions
 from ..semantics import REF_PREFIX
+from . import upstream_form
 
 _NUMBERED = re.compile(r"^(?P<owner>[A-Za-z_]\w*?)(?P<number>[0-9]+)$")
 
@@ -204,7 +205,7 @@ def problems(name: str, schema: Any, types: Any) -> list[tuple[str, tuple[str | 
             taken = branch_name(name, branch, named_refs=fields)
             if taken is not None and taken in types:
                 message = f"type {taken!r} takes the class name of branch {index} of {name!r}; rename one of them"
-                found.append(("class-name-taken", (key, index), message))
+                found.append(upstream_form.problem("class-name-taken", (key, index), message))
     return found
 
 

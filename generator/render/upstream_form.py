@@ -51,12 +51,19 @@ def problems(name: str, schema: Any) -> list[tuple[str, tuple[str | int, ...], s
     union = unions.tagged_union(schema, REF_PREFIX)
     known = set(union.known) if union is not None else set()
     if not isinstance(listed, list):
-        return [("invalid-inline-variant", ("discriminator", INLINE), f"{INLINE} must be a list of tag values")]
+        return [problem("invalid-inline-variant", ("discriminator", INLINE), f"{INLINE} must be a list of tag values")]
     return [
-        ("invalid-inline-variant", ("discriminator", INLINE, i), f"{name} has no variant {tag!r} to write inline")
+        problem(
+            "invalid-inline-variant", ("discriminator", INLINE, i), f"{name} has no variant {tag!r} to write inline"
+        )
         for i, tag in enumerate(listed)
         if tag not in known
     ]
+
+
+def problem(code: str, path: tuple[str | int, ...], message: str) -> tuple[str, tuple[str | int, ...], str]:
+    """One problem for the spec's meaning check (generator/semantics.py reports it at `path` inside the type)."""
+    return code, path, message
 
 
 def inline_types(defs: dict[str, Any]) -> set[str]:
