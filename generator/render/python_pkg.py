@@ -118,11 +118,11 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True, keep_unknown_fiel
         source = open_unions.keep_unknown_fields(source)
     if open_unions_pass:
         source = open_unions.open_models(source, spec)
-    document = _codegen_document(spec)
-    source = class_names.public_names(source, document, {t.name: t.schema for t in spec.types})
+    types = {t.name: t.schema for t in spec.types}
+    source = class_names.public_names(source, _codegen_document(spec), types)
     source, config = _shared_config(source)
     modules, owners = split_models(_on_base_model(source), families)
-    class_names.check(list(owners), document)
+    class_names.check(list(owners), types)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
     files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header(), config=config, meta=_META_ANNOTATION)

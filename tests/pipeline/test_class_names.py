@@ -89,3 +89,12 @@ def test_diff_s_account_of_the_models_class_names_is_the_package_s():
     public = set(models.__all__)
     assert len(public) > 300
     assert set(class_names.model_classes(types)) == public - set(types)
+
+
+def test_generation_refuses_a_public_name_the_spec_does_not_state():
+    import pytest
+
+    types = {"AgentResponse": {"anyOf": [{"title": "Result", "type": "object"}]}}
+    class_names.check(["AgentResponse", "AgentResponseResult", "_AgentResponse2"], types)
+    with pytest.raises(RuntimeError, match="AgentResponse1"):
+        class_names.check(["AgentResponse", "AgentResponse1"], types)
