@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .. import unions
+from .. import envelopes, unions
 from ..semantics import REF_PREFIX
 
 INLINE = "x-inline"  # in a discriminator: the tags whose variant types the published form writes inline
@@ -99,7 +99,54 @@ def published(document: dict[str, Any]) -> dict[str, Any]:
             defs[type_name] = _without_property(defs[type_name], tag)
     for type_name in dropped:
         defs.pop(type_name, None)
-    out["$defs"] = {name: _wrapped(schema) for name, schema in defs.items()}
+    out["$defs"] = {name: _wrapped(defs[name]) for name in _ordered(defs)}
+    return out
+
+
+# The envelopes the order starts from, as ACP's schema lists its messages: the Agent's, then the Client's.
+_SENDERS = ("agent", "client")
+_MESSAGES = ("request", "response", "notification")
+
+
+def _ordered(defs: dict[str, Any]) -> list[str]:
+    """The def names in the order ACP's schema gives them, which the Python SDK's pipeline relies on (it inserts
+    code after classes that it expects to follow others): from the Agent's and the Client's envelopes, each def
+    when it is first referenced, except a union variant's type (the `allOf` of a branch that fixes a tag), which
+    comes after the defs it reaches; then the defs no envelope reaches, in name order, the same way."""
+    roots = sorted(
+        (name for name in defs if (declared := envelopes.envelope_of(defs[name])) and declared[1] in _SENDERS),
+        key=lambda name: (
+            _SENDERS.index(envelopes.envelope_of(defs[name])[1]),
+            _MESSAGES.index(envelopes.envelope_of(defs[name])[0]),
+        ),
+    )
+    seen: set[str] = set()
+    out: list[str] = []
+
+    def visit(name: str, after: bool) -> None:
+        if name in seen or name not in defs:
+            return
+        seen.add(name)
+        if not after:
+            out.append(name)
+        walk(defs[name], False)
+        if after:
+            out.append(name)
+
+    def walk(node: Any, variant: bool) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, variant)
+        elif isinstance(node, dict):
+            fixed = any(isinstance(p, dict) and "const" in p for p in (node.get("properties") or {}).values())
+            for key, item in node.items():
+                if key == "$ref" and isinstance(item, str):
+                    visit(item.removeprefix(REF_PREFIX), variant)
+                else:
+                    walk(item, key == "allOf" and fixed)
+
+    for name in [*roots, *sorted(defs)]:
+        visit(name, False)
     return out
 
 

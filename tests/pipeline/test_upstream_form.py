@@ -164,3 +164,14 @@ def test_the_published_form_gives_every_message_the_internal_forms_verdict():
         assert internal == published, (type_name, json.dumps(value)[:400])
         verdicts[internal] += 1
     assert verdicts[True] > 100 and verdicts[False] > 100, verdicts
+
+
+def test_defs_come_in_acps_order_a_variant_s_type_after_what_it_reaches():
+    """The Python SDK's pipeline inserts code after classes it expects to follow others, which holds in ACP's order
+    (each def where first referenced from the envelopes; a variant's type after the defs it reaches)."""
+    order = list(PUBLISHED["$defs"])
+    assert order[0] == "AgentRequest" and order[1] == "RequestId"
+    # a variant's type follows the defs it reaches (TextContent reaches Annotations), a plain reference precedes
+    assert order.index("Annotations") < order.index("TextContent")
+    assert order.index("ContentBlock") < order.index("TextContent")
+    assert set(order) == set(PUBLISHED["$defs"]) and len(order) == len(set(order))
