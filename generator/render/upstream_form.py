@@ -99,8 +99,57 @@ def published(document: dict[str, Any]) -> dict[str, Any]:
             defs[type_name] = _without_property(defs[type_name], tag)
     for type_name in dropped:
         defs.pop(type_name, None)
-    out["$defs"] = {name: _wrapped(defs[name]) for name in _ordered(defs)}
-    return out
+    ordered = {name: _wrapped(defs[name]) for name in _ordered(defs)}
+    head = {k: v for k, v in out.items() if k != "$defs"}
+    messages = _messages(ordered)
+    if messages:  # ACP's title and root: any message of the protocol (code generators name the root's models by it)
+        head = {**head, "title": ACP_TITLE, "anyOf": messages}
+    return {**head, "$defs": ordered}
+
+
+ACP_TITLE = "Agent Client Protocol"
+_JSONRPC = {"jsonrpc": {"description": 'The JSON-RPC version, always "2.0".', "type": "string", "enum": ["2.0"]}}
+_MESSAGE_TEXT = 'A JSON-RPC 2.0 message (request, response or notification) that carries `"jsonrpc": "2.0"`.'
+
+
+def _messages(defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The root's branches, as ACP writes them: each sender's messages (its envelopes), then the protocol-level
+    notifications either side may send (`$/cancel_request`)."""
+    branches = []
+    for sender in (*_SENDERS, "proxy"):
+        found = {m: n for n in defs if (e := envelopes.envelope_of(defs[n])) and e[1] == sender for m in [e[0]]}
+        if found:
+            kinds = [
+                {"title": message.title(), "allOf": [{"$ref": REF_PREFIX + found[message]}]}
+                for message in _MESSAGES
+                if message in found
+            ]
+            branches.append(
+                {
+                    "title": sender.title(),
+                    "description": _MESSAGE_TEXT,
+                    "type": "object",
+                    "properties": _JSONRPC,
+                    "required": ["jsonrpc"],
+                    "anyOf": kinds,
+                }
+            )
+    either = [n for n, d in defs.items() if d.get("x-side") == "either" and n.endswith("Notification")]
+    if either:
+        params = {"anyOf": [{"title": n, "allOf": [{"$ref": REF_PREFIX + n}]} for n in either]}
+        branch = {
+            "title": "ProtocolLevel",
+            "description": _MESSAGE_TEXT,
+            "type": "object",
+            "properties": {
+                **_JSONRPC,
+                "method": {"description": "The notification's method name.", "type": "string"},
+                "params": {"description": "The notification's params.", "anyOf": [params, {"type": "null"}]},
+            },
+            "required": ["jsonrpc", "method"],
+        }
+        branches.insert(len([b for b in branches if b["title"] != "Proxy"]), branch)
+    return branches
 
 
 # The envelopes the order starts from, as ACP's schema lists its messages: the Agent's, then the Client's.

@@ -175,3 +175,19 @@ def test_defs_come_in_acps_order_a_variant_s_type_after_what_it_reaches():
     assert order.index("Annotations") < order.index("TextContent")
     assert order.index("ContentBlock") < order.index("TextContent")
     assert set(order) == set(PUBLISHED["$defs"]) and len(order) == len(set(order))
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/upstream-examples is not here")
+def test_the_root_takes_every_valid_upstream_message_and_is_acps_title():
+    assert PUBLISHED["title"] == upstream_form.ACP_TITLE
+    assert [b["title"] for b in PUBLISHED["anyOf"]] == ["Agent", "Client", "ProtocolLevel", "Proxy"]
+    root = Draft202012Validator(PUBLISHED)
+    checked = 0
+    for path in sorted(CORPUS.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record["version"] == "v2" and record["expect"] == "valid":
+                assert root.is_valid(record["message"]), record["id"]
+                checked += 1
+    assert checked == 129
+    assert not root.is_valid({"id": 1, "method": "initialize", "params": {}})  # no jsonrpc
