@@ -99,12 +99,22 @@ def published(document: dict[str, Any]) -> dict[str, Any]:
             defs[type_name] = _without_property(defs[type_name], tag)
     for type_name in dropped:
         defs.pop(type_name, None)
-    ordered = {name: _wrapped(defs[name]) for name in _ordered(defs)}
+    ordered = {name: _side_marked(_wrapped(defs[name])) for name in _ordered(defs)}
     head = {k: v for k, v in out.items() if k != "$defs"}
     messages = _messages(ordered)
     if messages:  # ACP's title and root: any message of the protocol (code generators name the root's models by it)
         head = {**head, "title": ACP_TITLE, "anyOf": messages}
     return {**head, "$defs": ordered}
+
+
+# The handling side of a message either side may send, as ACP's `x-side` mark spells it (the spec says "either").
+PROTOCOL_SIDE = "protocol"
+
+
+def _side_marked(schema: dict[str, Any]) -> dict[str, Any]:
+    if schema.get("x-side") == "either":
+        return {**schema, "x-side": PROTOCOL_SIDE}
+    return schema
 
 
 ACP_TITLE = "Agent Client Protocol"
@@ -134,7 +144,7 @@ def _messages(defs: dict[str, Any]) -> list[dict[str, Any]]:
                     "anyOf": kinds,
                 }
             )
-    either = [n for n, d in defs.items() if d.get("x-side") == "either" and n.endswith("Notification")]
+    either = [n for n, d in defs.items() if d.get("x-side") == PROTOCOL_SIDE and n.endswith("Notification")]
     if either:
         params = {"anyOf": [{"title": n, "allOf": [{"$ref": REF_PREFIX + n}]} for n in either]}
         branch = {

@@ -17,7 +17,12 @@ from generator.fetch import FetchError, fetch_members
 from tests.support import ROOT
 
 INDEX = "package/dist/v2/unstable/schema/index.js"
-MAPS = {"agentMethods": "AGENT_METHODS", "clientMethods": "CLIENT_METHODS", "protocolMethods": "PROTOCOL_METHODS"}
+MAPS = {
+    "agentMethods": "AGENT_METHODS",
+    "clientMethods": "CLIENT_METHODS",
+    "protocolMethods": "PROTOCOL_METHODS",
+    "proxyMethods": "PROXY_METHODS",
+}
 
 
 @pytest.fixture(scope="module")

@@ -90,6 +90,10 @@ class ClientNotification(_Model):
 
 class ProxyNotification(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A notification sent along a proxy chain; its params are those of the method it names.
     """
 
@@ -126,6 +130,10 @@ class ClientResponseError(_Model):
 
 class ProxyResponseError(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The answer to a request sent along a proxy chain, a result or an error.
     """
 
@@ -141,6 +149,10 @@ The Client's answer to a request from the Agent, a result or an error.
 
 class ProxyRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A request sent along a proxy chain; its params are those of the method it names.
     """
 
@@ -161,6 +173,10 @@ class ClientRequest(_Model):
 
 class ProxyResponseResult(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The answer to a request sent along a proxy chain, a result or an error.
     """
 
@@ -170,6 +186,10 @@ class ProxyResponseResult(_Model):
 
 ProxyResponse = TypeAliasType("ProxyResponse", ProxyResponseResult | ProxyResponseError)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The answer to a request sent along a proxy chain, a result or an error.
 """
 
