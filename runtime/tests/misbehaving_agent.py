@@ -1,5 +1,6 @@
 """An Agent that answers `initialize` and `session/new` properly and then misbehaves in one chosen way, so that
-the conformance runner's handling of bad Agents can be tested: `python misbehaving_agent.py MODE`."""
+the conformance runner's handling of bad Agents can be tested: `python misbehaving_agent.py MODE`. It offers every
+hook in the conformance handshake, so that no trace is skipped."""
 
 from __future__ import annotations
 
@@ -38,7 +39,10 @@ def main() -> None:
         rid, method = message.get("id"), message.get("method")
         if method == "initialize":
             info = {"name": "misbehaving", "version": "0"}
-            write({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "info": info}})
+            offers = {
+                "acp-v2-retry/conformance": {"offers": ["failInsert", "holdInsert", "holdWork", "storedSessions"]}
+            }
+            write({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "info": info, "_meta": offers}})
         elif method == "session/new":
             write({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})
         elif method == "session/prompt":
