@@ -7,16 +7,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../tools/acp-sdk"
 
-command -v node >/dev/null && command -v npm >/dev/null || {
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "acp-sdk: node and npm are missing; run .ci/setup.d/10-node-typescript.sh first" >&2
     exit 1
-}
+fi
 npm ci --no-audit --no-fund
+# The v2 apps through the package's exports, and the zod validators beside them (as the tests import them).
 node --input-type=module -e '
-import { agent, client } from "@agentclientprotocol/sdk/experimental/v2";
-import * as zod from "@agentclientprotocol/sdk/dist/v2/schema/zod.gen.js";
-if (typeof agent !== "function" || typeof client !== "function" || !zod.zPromptRequest) {
-    throw new Error("the SDK does not export its v2 apps and validators");
+const entry = import.meta.resolve("@agentclientprotocol/sdk/experimental/v2");
+const { agent, client } = await import(entry);
+const zod = await import(new URL("../schema/zod.gen.js", entry).href);
+if (typeof agent !== "function" || typeof client !== "function" || zod.zPromptRequest === undefined) {
+    throw new Error("the SDK does not have its v2 apps and validators where the tests look for them");
 }
-console.log("acp-sdk: @agentclientprotocol/sdk " + process.env.npm_package_version + " loads");
-' 2>&1 || { echo "acp-sdk: the installed SDK does not load" >&2; exit 1; }
+' || { echo "acp-sdk: the installed SDK does not load" >&2; exit 1; }
+echo "acp-sdk: @agentclientprotocol/sdk $(node -p 'require("./node_modules/@agentclientprotocol/sdk/package.json").version') loads"
