@@ -25,6 +25,11 @@ REASONS = {
     "stderr-flood": "exited (status 4): hostile: flooded stderr",
     "escaped-key": "an idempotency key of the trace appeared in a session/update notification, at params.update",
     "other-message-id": "expected messageId 'msg_",
+    # the same Agent offers failInsert and ignores it: the reason says the hook was sent and what came back
+    "other-message-id@retry-after-error": (
+        "answer to r1 (the request carried the failInsert hook, which the Agent offers): expected error -32603"
+        " (internal error), got a result with messageId 'msg_"
+    ),
 }
 # Runs the runner as a child and reports the largest resident size among its waited-for descendants (the
 # runner, and the Agents it started and waited for), in KiB as Linux reports it.
@@ -41,11 +46,12 @@ RUNNER_PEAK_KIB = 160 * 1024  # the runner alone sits near 40 MiB; before the fi
 def runs() -> dict[str, dict]:
     """Every hostile mode run at once, each in a measured runner process: mode -> what it printed and cost."""
     started = {}
-    for mode in REASONS:
-        runner = [sys.executable, "-m", "acp_v2_runtime.conformance", "--timeout", str(TIMEOUT), "--only", TRACE]
-        command = [sys.executable, "-c", MEASURE, *runner, "--", sys.executable, str(AGENT), mode]
+    for name in REASONS:
+        mode, _, trace = name.partition("@")
+        runner = [sys.executable, "-m", "acp_v2_runtime.conformance", "--timeout", str(TIMEOUT), "--only"]
+        command = [sys.executable, "-c", MEASURE, *runner, trace or TRACE, "--", sys.executable, str(AGENT), mode]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment())
-        started[mode] = (process, time.monotonic())
+        started[name] = (process, time.monotonic())
     results = {}
     for mode, (process, began) in started.items():
         out, _ = process.communicate(timeout=120)
@@ -58,7 +64,8 @@ def test_hostile_agent_fails_the_trace_with_a_clear_reason(runs: dict[str, dict]
     run = runs[mode]
     assert run["code"] == 1 and run["err"] == "" and "Traceback" not in run["out"], run
     (verdict,) = [line for line in run["out"].splitlines() if line.startswith(("PASS", "FAIL", "SKIP"))]
-    assert verdict.startswith(f"FAIL {TRACE}") and REASONS[mode] in verdict, verdict
+    trace = mode.partition("@")[2] or TRACE
+    assert verdict.startswith(f"FAIL {trace}") and REASONS[mode] in verdict, verdict
     assert run["out"].splitlines()[-1] == "0 passed, 1 failed, 0 skipped, of 1 traces"
 
 
