@@ -5,7 +5,8 @@ the runner sees is the hostility and nothing else.
 Modes: `garbage` (bytes that are not JSON), `silence` (never answers, keeps reading), `huge-line` (one line far
 over the runner's limit), `exit` (exits with status 3 in the middle of the trace), `stderr-flood` (300 MB on
 stderr, then exits with status 4), `escaped-key` (answers properly but echoes the key in a user_message update,
-spelled as \\uXXXX escapes), `other-message-id` (a new messageId for every attempt, whatever the key).
+spelled as \\uXXXX escapes), `other-message-id` (a new messageId for every attempt, whatever the key),
+`update-flood` (twenty thousand valid session/update notifications, and no answer).
 """
 
 from __future__ import annotations
@@ -67,6 +68,16 @@ def on_prompt(mode: str, rid: object, params: dict) -> None:
             '"content":[{"type":"text","text":' + text + "}]}}}"
         )
         send({"id": rid, "result": {"messageId": message_id}})
+    elif mode == "update-flood":
+        line = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": session_id, "update": {"sessionUpdate": "state_update", "state": "running"}},
+            }
+        )
+        sys.stdout.write((line + "\n") * 20_000)
+        sys.stdout.flush()
     elif mode == "other-message-id":
         message_id = f"msg_{uuid.uuid4().hex}"
         user = {"sessionUpdate": "user_message", "messageId": message_id, "content": params.get("prompt")}
