@@ -164,7 +164,9 @@ class TraceRun:
 
     async def do_expect(self, body: dict[str, Any]) -> None:
         conn, rid, method, params = self.requests[body["request"]]
-        what = f"answer to {body['request']}"
+        hooks = self._hooks(params)
+        why = f" (the request carried the {', '.join(hooks)} hook, which the Agent offers)" if hooks else ""
+        what = f"answer to {body['request']}{why}"
         answer = await conn.wait(lambda: conn.responses.get(rid), what, self.timeout)
         problems = [] if answer.error is not None else jsonrpc.result_problems(method, answer.result)
         if problems:
@@ -172,9 +174,7 @@ class TraceRun:
         options = body.get("anyOf") or [{k: v for k, v in body.items() if k in ("result", "error")}]
         problems = [self.mismatch(answer, option) for option in options]
         if all(problems):
-            hooks = self._hooks(params)
-            why = f" (the request carried the {', '.join(hooks)} hook, which the Agent offers)" if hooks else ""
-            raise TraceFailure(f"{what}{why}: {'; or '.join(p for p in problems if p)}")
+            raise TraceFailure(f"{what}: {'; or '.join(p for p in problems if p)}")
         for option in options:
             if self.mismatch(answer, option) is None:
                 for field_name, rule in (option.get("result") or {}).items():
