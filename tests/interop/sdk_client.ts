@@ -5,7 +5,7 @@
 //     node sdk_client.js AGENT COMMAND...
 //
 // The steps: initialize; session/new; a prompt without a key; a keyed prompt and its retry (same key, new id);
-// the updates until idle; session/cancel; a held prompt withdrawn with $/cancel_request (the SDK sends it when
+// the updates until idle; a turn held running, ended by session/cancel; a held prompt withdrawn with $/cancel_request (the SDK sends it when
 // the prompt's cancellationSignal aborts); session/list; session/resume without replayFrom and with
 // replayFrom {type: "start"}; session/close.
 
@@ -132,16 +132,35 @@ await app.connectWith(ndJsonStream(toAgent.writable, fromAgent), async (ctx) => 
     steps["keyed"] = (await ctx.request("session/prompt", keyed)).messageId;
     steps["retry"] = (await ctx.request("session/prompt", { ...keyed })).messageId;
 
+    // Each inserted prompt starts a turn: running, the Agent's message, idle. Two turns, two stops.
+    const until = AbortSignal.timeout(20_000);
     const seen: string[] = [];
-    const until = AbortSignal.timeout(10_000);
-    for (let stops = 0; stops < 1; ) {
+    for (let stops = 0; stops < 2; ) {
         const message = await session.nextUpdate(until);
         seen.push(message.update.sessionUpdate);
         if (message.kind === "stop") stops += 1;
     }
     steps["updates"] = seen;
 
+    // A turn held running by the holdWork hook, then session/cancel: the turn ends as cancelled.
+    await ctx.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "long work" }],
+        _meta: { [HANDSHAKE_KEY]: { holdWork: true } },
+    });
+    for (;;) {
+        const message = await session.nextUpdate(until);
+        if (message.update.sessionUpdate === "state_update" && message.kind !== "stop") break; // running
+    }
     await ctx.notify("session/cancel", { sessionId });
+    for (;;) {
+        const message = await session.nextUpdate(until);
+        if (message.kind === "stop") {
+            steps["cancelledTurn"] = message.stopReason;
+            break;
+        }
+    }
+
     const held = new AbortController();
     const heldPrompt = ctx.request(
         "session/prompt",

@@ -85,6 +85,10 @@ def test_updates_report_the_insertion_and_the_work(report: dict[str, Any]):
     assert "agent_message" in report["steps"]["updates"]
 
 
+def test_session_cancel_ends_a_running_turn_as_cancelled(report: dict[str, Any]):
+    assert report["steps"]["cancelledTurn"] == "cancelled"
+
+
 def test_a_held_prompt_is_withdrawn_by_cancel_request(report: dict[str, Any]):
     assert report["steps"]["cancelRequest"] == -32800
 
@@ -105,7 +109,9 @@ def test_resume_replays_history_only_when_replay_from_asks(report: dict[str, Any
     assert user_messages_between(report, start, end) == []  # replayFrom omitted: no replay
     start, end = answer_to(report, "session/resume", 1)
     steps = report["steps"]
-    assert user_messages_between(report, start, end) == [steps["unkeyed"], steps["keyed"]]  # the held one never went in
+    replayed = user_messages_between(report, start, end)
+    # the unkeyed, the keyed and the long-work prompts; the one withdrawn by $/cancel_request never went in
+    assert len(replayed) == 3 and replayed[:2] == [steps["unkeyed"], steps["keyed"]], replayed
 
 
 def test_close_and_a_clean_exit(report: dict[str, Any]):
