@@ -107,3 +107,17 @@ def test_agent_that_refuses_its_database_fails_each_trace_with_its_message(tmp_p
     done = conformance("--only", TRACE, "--", *agent)
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert "exited (status 2)" in done.stdout and "the file is empty" in done.stdout, done.stdout
+
+
+def test_the_key_check_reads_every_member_name_and_string_at_any_depth():
+    from acp_v2_runtime.conformance.connection import _strings
+
+    key = "k-secret"
+    nested: object = {"deep": [{"x": f"prefix {key} suffix"}]}
+    for _ in range(2000):  # deeper than Python would recurse
+        nested = [nested]
+    value = {"update": {"content": [nested], "_meta": {key: 1}}, "n": 1, "ok": [True, None, 2.5]}
+    found = [path for path, text in _strings(value, "params") if key in text]
+    assert len(found) == 2, found
+    assert any(path.endswith("._meta.k-secret (the member name)") for path in found), found
+    assert any(path.endswith(".deep[0].x") for path in found), found
