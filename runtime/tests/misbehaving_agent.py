@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sys
 
+from acp_v2_runtime.conformance import handshake_key, load_traces
+
 MODES = {
     # mode: what the Agent writes in place of its answer to the first session/prompt
     "error-string": lambda rid: [{"jsonrpc": "2.0", "id": rid, "error": "boom"}],
@@ -39,9 +41,8 @@ def main() -> None:
         rid, method = message.get("id"), message.get("method")
         if method == "initialize":
             info = {"name": "misbehaving", "version": "0"}
-            offers = {
-                "acp-v2-retry/conformance": {"offers": ["failInsert", "holdInsert", "holdWork", "storedSessions"]}
-            }
+            names = [name for name, need in load_traces()["needs"].items() if need["from"] == "handshake"]
+            offers = {handshake_key(): {"offers": names}}
             write({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "info": info, "_meta": offers}})
         elif method == "session/new":
             write({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})

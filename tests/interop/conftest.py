@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from acp_v2_runtime.conformance import handshake_key
 
 from tests.support import ROOT
 
@@ -51,6 +52,7 @@ def environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the packages are installed editable: keep generated/ free of caches
     env.pop("ACP_REFERENCE_AGENT_LOG", None)
+    env["ACP_CONFORMANCE_META_KEY"] = handshake_key()  # the TypeScript programs read the key from here
     return env
 
 

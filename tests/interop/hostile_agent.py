@@ -16,9 +16,12 @@ import os
 import sys
 import uuid
 
+from acp_v2_runtime.conformance import handshake_key, load_traces
+
 FLOOD_BYTES = 300 * 1024 * 1024
 SEEN: dict[object, str] = {}  # key -> messageId, for the escaped-key mode
-HANDSHAKE = {"acp-v2-retry/conformance": {"offers": ["failInsert", "holdInsert", "holdWork", "storedSessions"]}}
+OFFERS = [name for name, need in load_traces()["needs"].items() if need["from"] == "handshake"]
+HANDSHAKE = {handshake_key(): {"offers": OFFERS}}  # everything, so that no trace is skipped
 
 
 def write(text: str) -> None:

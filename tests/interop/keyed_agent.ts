@@ -26,7 +26,12 @@ import {
     type SessionUpdate,
 } from "@agentclientprotocol/sdk/experimental/v2";
 
-const HANDSHAKE_KEY = "acp-v2-retry/conformance";
+// The handshake's `_meta` key, which the tests take from the traces document (an Agent author writes it out).
+const HANDSHAKE_KEY: string =
+    process.env["ACP_CONFORMANCE_META_KEY"] ??
+    (() => {
+        throw new Error("set ACP_CONFORMANCE_META_KEY to the handshake's _meta key");
+    })();
 const RELEASE = "_conformance/release";
 
 type Parser = { safeParse(value: unknown): { success: boolean; error?: unknown } };

@@ -17,7 +17,12 @@ type Parser = { safeParse(value: unknown): { success: boolean; error?: unknown }
 const zodUrl = new URL("../schema/zod.gen.js", import.meta.resolve("@agentclientprotocol/sdk/experimental/v2"));
 const z = (await import(zodUrl.href)) as Record<string, Parser>;
 
-const HANDSHAKE_KEY = "acp-v2-retry/conformance";
+// The handshake's `_meta` key, which the tests take from the traces document (an Agent author writes it out).
+const HANDSHAKE_KEY: string =
+    process.env["ACP_CONFORMANCE_META_KEY"] ??
+    (() => {
+        throw new Error("set ACP_CONFORMANCE_META_KEY to the handshake's _meta key");
+    })();
 const CWD = process.cwd();
 
 // What zod checks each message against: params by method for calls, results by the method they answer.

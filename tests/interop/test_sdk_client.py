@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_v2_runtime.conformance import handshake_key, load_traces
 
 from tests.interop.conftest import environment
 
@@ -67,8 +68,9 @@ def test_zod_accepts_every_line_on_the_wire_both_ways(report: dict[str, Any]):
 
 
 def test_the_agent_offers_its_hooks_in_the_handshake(report: dict[str, Any]):
-    offers = report["steps"]["initialize"]["_meta"]["acp-v2-retry/conformance"]["offers"]
-    assert {"holdInsert", "holdWork", "failInsert", "storedSessions"} <= set(offers)
+    offers = report["steps"]["initialize"]["_meta"][handshake_key()]["offers"]
+    needs = load_traces()["needs"]
+    assert set(offers) == {name for name, need in needs.items() if need["from"] == "handshake"}
 
 
 def test_a_retry_with_the_same_key_gets_the_first_message_id(report: dict[str, Any]):
