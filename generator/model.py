@@ -12,7 +12,7 @@
     │   ├── params / result: type names
     │   ├── example: Example | None    (spec/examples/<slug>.yaml): steps of an attempt and its retry
     │   └── variants: Variant…          (session/update), each with its own class
-    ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text
+    ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text, stability beside it
     ├── families: TypeFamily…           one per spec/types/ file, with its display name
     └── key_rules: KeyRules | None      the idempotency key's limits, read from its type
 
@@ -264,6 +264,8 @@ class TypeDef:
     name: str
     schema_json: str
     source: str
+    stability: str = "stable"  # `x-stability` in the spec (generator/stability.py), kept out of the schema
+    unstable_properties: tuple[str, ...] = ()  # its own properties marked unstable, in authored order
 
     @property
     def schema(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import envelopes, examples, model, naming, refinements, schema_check, unions
+from . import envelopes, examples, model, naming, refinements, schema_check, stability, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -364,6 +364,7 @@ class Checker:
             data = _usable_method(doc.data)
             if data is not None:
                 self._check_key(doc, data)
+        stability.check(self)  # needs the types and the methods
 
     def _known_class(self, doc: Document, path: DataPath, name: str, class_names: list[str]) -> bool:
         if name in class_names:
@@ -545,7 +546,14 @@ class Checker:
             ),
             methods=methods,
             types=tuple(
-                model.TypeDef(name, derived(schema), doc.display) for name, (doc, schema) in sorted(self.types.items())
+                model.TypeDef(
+                    name,
+                    derived(stability.stripped(schema)),
+                    doc.display,
+                    stability.of(schema),
+                    stability.unstable_properties(schema),
+                )
+                for name, (doc, schema) in sorted(self.types.items())
             ),
             families=tuple(
                 sorted(
