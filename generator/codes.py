@@ -127,6 +127,12 @@ _TABLE: tuple[Code, ...] = (
     Code("unknown-request", "conformance", "a step expects the answer to a request not sent before it"),
     Code("bad-repeat", "conformance", "a {$repeat, times} value is malformed or expands beyond the limit"),
     Code("bad-json", "conformance", "a {$json: TEXT} value whose TEXT is not one JSON value"),
+    Code("unknown-need", "conformance", "a trace needs a name that the `needs` vocabulary does not define"),
+    Code(
+        "undeclared-need",
+        "conformance",
+        "a trace uses a hook, a second process or replay without listing it in `needs`",
+    ),
     # -- upstream
     Code("duplicate-difference", "upstream", "spec/upstream-differences.yaml lists the same difference twice"),
     # -- accepted

@@ -3,7 +3,9 @@
 The meta-schema (spec/meta/conformance.schema.json) has already checked each file's shape: the fields of a trace
 and their types. What is checked here needs more than one value at a time: the step vocabulary the runner knows,
 the fields each step kind needs, methods the spec does not have, answers expected to requests not sent, repeated
-trace ids, and the bounds of `{$repeat, times}`. A spec that lacks the methods the traces drive (a small fixture
+trace ids, the bounds of `{$repeat, times}`, and that each trace lists in `needs` what it relies on beyond the
+protocol (a prompt hook it sends, a second Agent process, history replay), so a runner can skip rather than fail
+a trace an Agent cannot run. A spec that lacks the methods the traces drive (a small fixture
 spec, say) gets no traces. The checked document is carried in the model (`Spec.traces_json`) for the renderer.
 """
 
@@ -33,12 +35,15 @@ STEP_FIELDS: dict[str, tuple[str, ...]] = {
     "awaitUpdate": ("conn", "session", "update"),
     "history": ("conn", "session", "userMessages"),
 }
-TRACE_FIELDS = ("id", "title", "origin", "keyDependent", "summary", "steps")
+TRACE_FIELDS = ("id", "title", "origin", "keyDependent", "summary", "needs", "steps")
 ORIGINS = ("proposal", "added")
 # Methods the runner itself sends to open connections, sessions and look at history.
 REQUIRED_METHODS = ("initialize", "session/new", "session/resume", "session/prompt")
 # Methods the runner sends that are not protocol methods: the test hook (extensions start with `_`).
 HOOK_METHODS = ("_conformance/release",)
+# What a trace must list in `needs` when its steps do this: a second `connect` starts another Agent process,
+# which finds the session only in storage; a `history` step asks for replay.
+STORED, REPLAY = "storedSessions", "replay"
 REPEAT, TIMES, JSON = "$repeat", "times", "$json"
 MAX_REPEATED_CHARS = 65_536  # a `$repeat` builds an over-long key or text, not a memory test
 
@@ -69,12 +74,13 @@ def drives_keyed_prompts(entries: list[dict[str, Any]]) -> bool:
 def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
     """Every trace of every (structurally valid) file, checked, with `$repeat` values expanded; and the problems."""
     diagnostics: list[Diagnostic] = []
-    out: dict[str, Any] = {"description": "", "hooks": {}, "stepKinds": {}, "traces": []}
+    out: dict[str, Any] = {"description": "", "handshake": {}, "needs": {}, "stepKinds": {}, "traces": []}
     seen: set[str] = set()
     for doc in docs:
         data = doc.data
         out["description"] = " ".join(filter(None, [out["description"], data.get("description", "")]))
-        out["hooks"].update(data.get("hooks", {}))
+        out["handshake"].update(data.get("handshake", {}))
+        out["needs"].update(data.get("needs", {}))
         kinds = data.get("stepKinds", {})
         for name in kinds:
             if name not in STEP_FIELDS:
@@ -82,8 +88,10 @@ def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, 
                     Diagnostic(doc.locate(("stepKinds", name), key=True), "step-kind", f"no step kind `{name}`")
                 )
         out["stepKinds"].update(kinds)
-        for i, trace in enumerate(data["traces"]):
-            checked = _check_trace(doc, ("traces", i), trace, methods, diagnostics)
+    vocabulary = (out["handshake"].get("metaKey"), out["needs"])
+    for doc in docs:
+        for i, trace in enumerate(doc.data["traces"]):
+            checked = _check_trace(doc, ("traces", i), trace, methods, vocabulary, diagnostics)
             if checked is None:
                 continue
             if checked["id"] in seen:
@@ -98,12 +106,24 @@ def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, 
 
 
 def _check_trace(
-    doc: Document, where: DataPath, trace: dict[str, Any], methods: set[str], diagnostics: list[Diagnostic]
+    doc: Document,
+    where: DataPath,
+    trace: dict[str, Any],
+    methods: set[str],
+    vocabulary: tuple[str | None, dict[str, Any]],
+    diagnostics: list[Diagnostic],
 ) -> dict[str, Any] | None:
     before = len(diagnostics)
+    meta_key, known_needs = vocabulary
+    needs = trace.get("needs", [])
 
     def problem(path: DataPath, code: str, message: str) -> None:
         diagnostics.append(Diagnostic(doc.locate((*where, *path)), code, message))
+
+    for j, name in enumerate(needs):
+        if name not in known_needs:
+            problem(("needs", j), "unknown-need", f"`{name}` is not in `needs`; known: {', '.join(known_needs)}")
+    connects = 0
 
     if trace["origin"] not in ORIGINS:
         problem(("origin",), "trace-origin", f"origin must be one of {', '.join(ORIGINS)}")
@@ -116,6 +136,10 @@ def _check_trace(
         if not STEP_FIELDS[kind]:
             if not isinstance(body, str):
                 problem(("steps", j, kind), "step-field", f"`{kind}` names a connection")
+            connects += kind == "connect"
+            if connects == 2 and kind == "connect" and STORED not in needs:
+                why = "a second `connect` starts another Agent process"
+                problem(("steps", j), "undeclared-need", f"{why}, so the trace must list `{STORED}` in `needs`")
             continue
         if not isinstance(body, dict):
             problem(("steps", j, kind), "step-field", f"`{kind}` takes a mapping")
@@ -134,9 +158,25 @@ def _check_trace(
         if kind == "expect" and str(body.get("request")) not in requests:
             problem(("steps", j, kind, "request"), "unknown-request", "expects an answer to a request not sent yet")
         _check_repeats(body, ("steps", j, kind), problem)
+        used = []
+        if kind == "history":
+            used.append((REPLAY, "a `history` step asks for replay"))
+        if kind == "send" and isinstance(body.get("params"), dict):
+            meta = body["params"].get("_meta")
+            hooks = meta.get(meta_key) if isinstance(meta, dict) else None
+            for hook in hooks if isinstance(hooks, dict) else {}:
+                if known_needs.get(hook, {}).get("from") != "handshake":
+                    problem(
+                        ("steps", j, kind, "params", "_meta"), "unknown-need", f"no prompt hook `{hook}` in `needs`"
+                    )
+                else:
+                    used.append((hook, f"the prompt carries the `{hook}` hook"))
+        for name, why in used:
+            if name not in needs:
+                problem(("steps", j), "undeclared-need", f"{why}, so the trace must list `{name}` in `needs`")
     if len(diagnostics) > before:
         return None
-    return {name: _expand(trace[name]) for name in TRACE_FIELDS}
+    return {name: _expand(trace.get(name, [])) for name in TRACE_FIELDS}
 
 
 def _check_repeats(value: Any, path: DataPath, problem: Any) -> None:

@@ -18,6 +18,7 @@ Paths are relative to the project root and use forward slashes. The tree:
     ├── upstream-differences.md         DIFFERENCES_PAGE
     ├── compatibility-rules.md          COMPATIBILITY_PAGE
     ├── diagnostic-codes.md             DIAGNOSTIC_CODES_PAGE
+    ├── conformance-traces.md           TRACES_PAGE
     ├── conformance/                    SITE_CONFORMANCE: copies of the vectors, for links
     ├── methods/<slug>.md               method_page(slug)
     └── types/<family>.md, index.md     type_page(family), TYPES_INDEX_PAGE
@@ -61,6 +62,7 @@ SDK_TABLES_PAGE = f"{REFERENCE}/sdk-tables.md"
 DIFFERENCES_PAGE = f"{REFERENCE}/upstream-differences.md"
 COMPATIBILITY_PAGE = f"{REFERENCE}/compatibility-rules.md"
 DIAGNOSTIC_CODES_PAGE = f"{REFERENCE}/diagnostic-codes.md"
+TRACES_PAGE = f"{REFERENCE}/conformance-traces.md"
 SITE_CONFORMANCE = f"{REFERENCE}/conformance"
 METHODS_DIR = f"{REFERENCE}/methods"
 TYPES_DIR = f"{REFERENCE}/types"

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PREREQUISITES: tuple[tuple[str, str, str], ...] = (
     ("node", "node", ".ci/setup.d/10-node-typescript.sh"),
     ("tools/typescript/node_modules/.bin/tsc", "TypeScript (tsc)", ".ci/setup.d/10-node-typescript.sh"),
+    ("tools/acp-sdk/node_modules/@agentclientprotocol/sdk", "the ACP TypeScript SDK", ".ci/setup.d/12-acp-sdk.sh"),
     ("rustc", "rustc", ".ci/setup.d/11-rust.sh"),
     (
         "tools/ts-pipeline/node_modules/@hey-api/openapi-ts",

@@ -1,6 +1,6 @@
 """A small ACP v2 Agent over stdio, built on the key ledger with the SQLite store: the conformance reference.
 
-    python -m acp_v2_runtime.reference_agent --db agent.db [--ignore-keys] [--lease SECONDS]
+    python -m acp_v2_runtime.reference_agent --db agent.db [--ignore-keys] [--lease SECONDS] [--offers NAMES]
 
 It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file,
 so a restarted process (or a second one) sees what the first inserted. It handles `initialize`, `session/new`,
@@ -8,9 +8,12 @@ so a restarted process (or a second one) sees what the first inserted. It handle
 `session/prompt`, `session/cancel` and `$/cancel_request`. Work is deliberately tiny: `running`, one
 `agent_message`, `idle`.
 
-Test hooks, for the conformance traces only, ride in the prompt's `_meta.conformance`: `holdInsert` keeps the
-prompt before insertion and `holdWork` keeps the work running, both until a `_conformance/release`
-notification for the session; `failInsert` rejects the prompt before insertion (-32603). `--crash-after claim`
+Test hooks, for the conformance traces only, ride in the prompt's `_meta["acp-v2-retry/conformance"]` (the
+handshake key of the traces document): `holdInsert` keeps the prompt before insertion and `holdWork` keeps the
+work running, both until a `_conformance/release` notification for the session; `failInsert` rejects the
+prompt before insertion (-32603). The `initialize` result offers them, and `storedSessions`, under the same key
+(`"offers": [...]`), which is how the conformance runner knows it may run the traces that need them; `--offers`
+names fewer (`--offers ''` none), to show the runner skipping what an Agent does not offer. `--crash-after claim`
 or `--crash-after insert` kills the process with SIGKILL at that point of the first keyed prompt.
 `--ignore-keys` makes it behave like an Agent that knows nothing of keys, so the runner can prove it fails.
 
@@ -45,6 +48,7 @@ from acp_v2_schema.protocol import KnownErrorCode as Code
 
 from . import jsonrpc
 from .agent_db import DatabaseRefused, insert_user_message, open_store
+from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
 
 PROTOCOL_VERSION = 2
@@ -73,7 +77,10 @@ class Session:
 class Agent:
     """One connection's Agent: reads lines from stdin, answers on stdout, keeps its data in the SQLite file."""
 
-    def __init__(self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None) -> None:
+    def __init__(
+        self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None, offers: tuple[str, ...] = ()
+    ) -> None:
+        self.offers = offers
         self.store = open_store(db, lease=lease)
         # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
         # file takes microseconds, less than handing it to a worker thread and back.
@@ -235,6 +242,8 @@ class Agent:
             "protocolVersion": PROTOCOL_VERSION,
             "info": {"name": "acp-v2-reference-agent", "version": "0.1.0"},
             "capabilities": {},  # resume, list and close are part of every v2 Agent
+            # The conformance handshake: the test hooks below, and the SQLite file that outlives each process.
+            "_meta": {HOOKS_KEY: {"offers": list(self.offers)}},
         }
 
     async def session_new(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -359,10 +368,16 @@ class Agent:
         self.notify_update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
 
 
+HOOKS_KEY = handshake_key()
+"""The `_meta` key of the conformance handshake and of the prompt hooks (from the traces document)."""
+OFFERS = ("failInsert", "holdInsert", "holdWork", "storedSessions")
+"""What this Agent offers the conformance traces beyond the protocol (names from the traces document's `needs`)."""
+
+
 def _hooks(params: dict[str, Any]) -> dict[str, Any]:
-    """The conformance test hooks of a prompt (`_meta.conformance`), or {} when there are none."""
+    """The conformance test hooks of a prompt (`_meta[HOOKS_KEY]`), or {} when there are none."""
     meta = params.get("_meta")
-    hooks = meta.get("conformance") if isinstance(meta, dict) else None
+    hooks = meta.get(HOOKS_KEY) if isinstance(meta, dict) else None
     return hooks if isinstance(hooks, dict) else {}
 
 
@@ -394,9 +409,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ignore-keys", action="store_true", help="ignore idempotencyKey (to prove the runner fails)")
     parser.add_argument("--lease", type=float, default=30.0, help="seconds before an abandoned claim expires")
     parser.add_argument("--crash-after", choices=("claim", "insert"), help="SIGKILL itself at this point (tests)")
+    parser.add_argument(
+        "--offers",
+        type=lambda text: tuple(name for name in text.split(",") if name),
+        default=OFFERS,
+        help=f"what the initialize result offers the conformance runner, comma-separated (default {','.join(OFFERS)})",
+    )
     args = parser.parse_args(argv)
     try:
-        agent = Agent(args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after)
+        agent = Agent(
+            args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after, offers=args.offers
+        )
     except DatabaseRefused as exc:
         print(f"{parser.prog}: cannot use --db {args.db}: {exc}", file=sys.stderr)
         return 2

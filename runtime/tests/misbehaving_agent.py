@@ -1,10 +1,13 @@
 """An Agent that answers `initialize` and `session/new` properly and then misbehaves in one chosen way, so that
-the conformance runner's handling of bad Agents can be tested: `python misbehaving_agent.py MODE`."""
+the conformance runner's handling of bad Agents can be tested: `python misbehaving_agent.py MODE`. It offers every
+hook in the conformance handshake, so that no trace is skipped."""
 
 from __future__ import annotations
 
 import json
 import sys
+
+from acp_v2_runtime.conformance import handshake_key, load_traces
 
 MODES = {
     # mode: what the Agent writes in place of its answer to the first session/prompt
@@ -38,7 +41,9 @@ def main() -> None:
         rid, method = message.get("id"), message.get("method")
         if method == "initialize":
             info = {"name": "misbehaving", "version": "0"}
-            write({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "info": info}})
+            names = [name for name, need in load_traces()["needs"].items() if need["from"] == "handshake"]
+            offers = {handshake_key(): {"offers": names}}
+            write({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "info": info, "_meta": offers}})
         elif method == "session/new":
             write({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})
         elif method == "session/prompt":

@@ -33,6 +33,7 @@ from agent_client import INITIALIZE, RawAgent, start_session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acp_v2_runtime.conformance import handshake_key
 from acp_v2_runtime.jsonrpc import MAX_LINE_BYTES
 
 DRAWS = int(os.environ.get("ACP_FUZZ_DRAWS", "200"))
@@ -50,6 +51,9 @@ json_values = st.recursive(
 )
 
 
+HOOKS = handshake_key()  # the `_meta` key of the conformance hooks
+
+
 def templates() -> list[dict[str, Any]]:
     """Valid messages of every kind the Agent handles, and a few it does not."""
     key = {"idempotencyKey": "fuzz-key"}
@@ -60,7 +64,7 @@ def templates() -> list[dict[str, Any]]:
         ("session/resume", {"sessionId": SESSION, "cwd": "/", "mcpServers": []}),
         ("session/prompt", {"sessionId": SESSION, "prompt": PROMPT}),
         ("session/prompt", {"sessionId": SESSION, "prompt": PROMPT, **key}),
-        ("session/prompt", {"sessionId": SESSION, "prompt": PROMPT, "_meta": {"conformance": {"holdInsert": True}}}),
+        ("session/prompt", {"sessionId": SESSION, "prompt": PROMPT, "_meta": {HOOKS: {"holdInsert": True}}}),
         ("session/fork", {"sessionId": SESSION}),
         ("session/teleport", {}),
     ]

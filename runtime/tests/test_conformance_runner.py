@@ -50,10 +50,10 @@ def test_malformed_agent_output_fails_the_trace_with_the_reason(mode):
     done = conformance("--timeout", "20", "--only", TRACE, "--", sys.executable, str(AGENT), mode)
     assert done.returncode == 1, done
     assert "Traceback" not in done.stdout + done.stderr and done.stderr == ""
-    (verdict,) = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    (verdict,) = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL", "SKIP"))]
     assert verdict.startswith(f"FAIL {TRACE}") and REASONS[mode] in verdict, verdict
     assert "nothing within" not in verdict  # found at once, not after the timeout
-    assert done.stdout.splitlines()[-1] == "0 passed, 1 failed, of 1 traces"
+    assert done.stdout.splitlines()[-1] == "0 passed, 1 failed, 0 skipped, of 1 traces"
 
 
 def test_every_misbehaviour_has_an_expected_reason():
@@ -62,7 +62,7 @@ def test_every_misbehaviour_has_an_expected_reason():
 
 def test_malformed_answers_fail_each_trace_and_the_run_goes_on():
     done = conformance("--timeout", "20", "--", sys.executable, str(AGENT), "error-string", timeout=240)
-    verdicts = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    verdicts = [line for line in done.stdout.splitlines() if line.startswith(("PASS", "FAIL", "SKIP"))]
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert len(verdicts) == 11 and all(v.startswith("FAIL") for v in verdicts), done.stdout
 
@@ -107,3 +107,17 @@ def test_agent_that_refuses_its_database_fails_each_trace_with_its_message(tmp_p
     done = conformance("--only", TRACE, "--", *agent)
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert "exited (status 2)" in done.stdout and "the file is empty" in done.stdout, done.stdout
+
+
+def test_the_key_check_reads_every_member_name_and_string_at_any_depth():
+    from acp_v2_runtime.conformance.connection import _strings
+
+    key = "k-secret"
+    nested: object = {"deep": [{"x": f"prefix {key} suffix"}]}
+    for _ in range(2000):  # deeper than Python would recurse
+        nested = [nested]
+    value = {"update": {"content": [nested], "_meta": {key: 1}}, "n": 1, "ok": [True, None, 2.5]}
+    found = [path for path, text in _strings(value, "params") if key in text]
+    assert len(found) == 2, found
+    assert any(path.endswith("._meta.k-secret (the member name)") for path in found), found
+    assert any(path.endswith(".deep[0].x") for path in found), found

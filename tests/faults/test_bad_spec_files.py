@@ -138,7 +138,7 @@ def test_pure_ref_cycle_that_nothing_uses(tmp_path: Path) -> None:
 
 
 # -- the conformance traces --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("section", ["hooks", "stepKinds"])
+@pytest.mark.parametrize("section", ["needs", "stepKinds"])
 def test_trace_sections_written_as_lists(tmp_path: Path, section: str) -> None:
     root = real_project(tmp_path)
     _replace(root, TRACES, f"\n{section}:\n", f"\n{section}: [a, b]\nx-{section}:\n")

@@ -45,3 +45,40 @@ def test_bad_trace_source_gets_every_diagnostic_with_a_position(tmp_path: Path):
 def test_fixture_sized_specs_get_no_traces(tmp_path: Path):
     root = make_project(tmp_path, "minimal")
     assert traces.render(load_spec(root / "spec", root)) == {}
+
+
+def test_trace_must_list_what_it_needs_of_the_agent(tmp_path: Path):
+    source = tmp_path / "needs.yaml"
+    source.write_text(
+        "handshake: {metaKey: k/conformance, request: r, result: r}\n"
+        "needs:\n"
+        "  holdInsert: {from: handshake, description: d}\n"
+        "  storedSessions: {from: handshake, description: d}\n"
+        "  replay: {from: protocol, description: d}\n"
+        "traces:\n"
+        "  - id: t\n"
+        "    title: T\n"
+        "    origin: added\n"
+        "    keyDependent: true\n"
+        "    summary: s\n"
+        "    needs: [teleport]\n"
+        "    steps:\n"
+        "      - connect: A\n"
+        "      - newSession: {conn: A, as: s1}\n"
+        "      - send: {conn: A, as: r1, method: session/prompt, params: {sessionId: $s1, prompt: [],"
+        " _meta: {k/conformance: {holdInsert: true}}}}\n"
+        "      - disconnect: A\n"
+        "      - connect: B\n"
+        "      - history: {conn: B, session: s1, userMessages: 0}\n",
+        encoding="utf-8",
+    )
+    spec = load_spec(ROOT / "spec", ROOT)
+    diagnostics: list = []
+    doc = parse_document(source, source.name, source.read_bytes(), diagnostics)
+    assert doc is not None and not diagnostics
+    _, problems = conformance.traces_document([doc], {m.name for m in spec.methods})
+    found = sorted((d.code, d.location.line) for d in problems if d.code != "step-undocumented")
+    assert found == [("undeclared-need", 16), ("undeclared-need", 18), ("undeclared-need", 19), ("unknown-need", 12)]
+    messages = " ".join(d.message for d in problems)
+    for name in ("holdInsert", "storedSessions", "replay", "teleport"):
+        assert f"`{name}`" in messages

@@ -14,14 +14,27 @@ pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1400, "height": 900}
-# The retry table, the page of the one keyed method, and a type page with long type names.
+# The retry table, the page of the one keyed method, a type page with long type names, and the conformance pages.
 PAGES = {
     "retry-classes": "reference/retry-classes/",
     "session-prompt": "reference/methods/session-prompt/",
     "types-content": "reference/types/content/",
+    "conformance-traces": "reference/conformance-traces/",
+    "testing-your-agent": "testing-your-agent/",
 }
 # Columns of free text: at 390 px each such cell keeps at least this width.
-TEXT_COLUMNS = ("Description", "What a repeat does", "Why", "Rule", "Meaning", "What it means", "What the Client does")
+TEXT_COLUMNS = (
+    "Description",
+    "What a repeat does",
+    "Why",
+    "Rule",
+    "Meaning",
+    "What it means",
+    "What the Client does",
+    "What it checks",
+    "What it is",
+    "What your Agent does for it",
+)
 MIN_TEXT_WIDTH = 120
 MIN_LABEL_PX = 12
 

@@ -4,14 +4,24 @@
 
 Each connection of a trace is one Agent process speaking newline-delimited JSON-RPC on stdin/stdout; `{tmp}`
 in the command becomes a temporary directory shared by every process of the run, so a restarted Agent finds
-its stored sessions. One line is printed per trace (PASS, or FAIL with what was seen instead), then a summary
-(`N passed, M failed, of T traces`). Waiting for an answer is bounded by `--timeout`, so a silent Agent fails
-rather than hangs.
+its stored sessions. One line is printed per trace: PASS; FAIL with what was expected and what was seen
+instead; or SKIP naming what the trace needs that the Agent does not offer. Then a summary
+(`N passed, M failed, K skipped, of T traces`). Waiting for an answer is bounded by `--timeout`, so a silent
+Agent fails rather than hangs.
+
+What an Agent offers beyond the protocol (test hooks such as holdInsert, sessions stored across processes) it
+says in its `initialize` result: `"_meta": {"acp-v2-retry/conformance": {"offers": ["holdInsert", ...]}}`. The
+runner's `initialize` params carry `"_meta": {"acp-v2-retry/conformance": {}}`. An Agent that offers nothing
+still passes every trace that needs nothing; `--list` shows what each trace needs. History is read by
+`session/resume` with `replayFrom: {"type": "start"}`; an Agent that refuses that cursor with -32602 skips the
+traces that read history.
 
 Everything the Agent writes is checked as it arrives: a line that is not JSON or is longer than 16 MiB, a
 message that is not valid JSON-RPC 2.0 (an `error` that is not an error object, a bad `id`, a second answer, an
 answer to an id never sent), a result or a notification whose params do not fit the types the spec names for
-that method: each fails the trace that saw it, with the reason, and the run goes on with the next trace."""
+that method, a key of the trace inside a session/update or a session/list result (at any depth, however it is
+escaped): each fails the trace that saw it, with the reason, and the run goes on with the next trace. Stderr is
+drained and only its tail kept, so no amount of it costs the runner memory."""
 
 from __future__ import annotations
 
@@ -22,12 +32,24 @@ import os
 import sys
 import tempfile
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
-from .connection import AgentNotStarted, Connection, TraceFailure
+from .connection import AgentNotStarted, Connection, TraceFailure, TraceSkipped
 from .steps import TraceRun
 
-__all__ = ["AgentNotStarted", "Connection", "TraceFailure", "TraceRun", "load_traces", "main", "run_all", "run_trace"]
+__all__ = [
+    "AgentNotStarted",
+    "Connection",
+    "TraceFailure",
+    "TraceRun",
+    "TraceSkipped",
+    "Verdict",
+    "handshake_key",
+    "load_traces",
+    "main",
+    "run_all",
+    "run_trace",
+]
 
 
 def load_traces() -> dict[str, Any]:
@@ -36,44 +58,66 @@ def load_traces() -> dict[str, Any]:
     return json.loads(text.read_text(encoding="utf-8"))
 
 
-async def run_trace(trace: dict[str, Any], command: list[str], timeout: float, workdir: str) -> str | None:
-    """Run one trace; None when it passes, else what went wrong. Raises AgentNotStarted (the whole run stops)."""
-    run = TraceRun(command, timeout, workdir)
-    failure = None
+def handshake_key() -> str:
+    """The `_meta` key of the handshake and of the prompt hooks, from the traces document."""
+    key: str = load_traces()["handshake"]["metaKey"]
+    return key
+
+
+class Verdict(NamedTuple):
+    """How one trace went: "PASS", "FAIL" or "SKIP", and for the last two why."""
+
+    outcome: str
+    reason: str | None = None
+
+
+async def run_trace(
+    trace: dict[str, Any], command: list[str], timeout: float, workdir: str, document: dict[str, Any] | None = None
+) -> Verdict:
+    """Run one trace against the Agent command. Raises AgentNotStarted (the whole run stops)."""
+    run = TraceRun(command, timeout, workdir, document if document is not None else load_traces(), trace.get("needs"))
+    verdict = Verdict("PASS")
     try:
         for number, step in enumerate(trace["steps"], 1):
             kind, body = next(iter(step.items()))
             try:
                 await run.step(kind, body)
+            except TraceSkipped as exc:
+                verdict = Verdict("SKIP", str(exc))
+                break
             except TraceFailure as exc:
-                failure = f"step {number} ({kind}): {exc}"
+                verdict = Verdict("FAIL", f"step {number} ({kind}): {exc}")
                 break
             except (AgentNotStarted, asyncio.CancelledError):
                 raise
             except Exception as exc:  # whatever the Agent did, it fails this trace and the run goes on
-                failure = f"step {number} ({kind}): the runner could not go on ({type(exc).__name__}: {exc})"
+                reason = f"step {number} ({kind}): the runner could not go on ({type(exc).__name__}: {exc})"
+                verdict = Verdict("FAIL", reason)
                 break
     finally:
         leak = await run.finish()
-    return failure or leak
+    if leak is not None and verdict.outcome != "FAIL":
+        return Verdict("FAIL", leak)  # a problem seen after the last wait still fails the trace
+    return verdict
 
 
 async def run_all(command: list[str], *, timeout: float, traces: list[dict[str, Any]]) -> int:
     """Run the traces one after another, print one verdict line each and a summary; the exit status."""
-    failed = 0
+    document = load_traces()
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     with tempfile.TemporaryDirectory(prefix="acp-conformance-") as workdir:
         for trace in traces:
-            problem = await run_trace(trace, command, timeout, workdir)
-            failed += problem is not None
-            verdict = "PASS" if problem is None else "FAIL"
-            print(f"{verdict} {trace['id']}: {trace['title']}" + (f" — {problem}" if problem else ""), flush=True)
-    print(f"{len(traces) - failed} passed, {failed} failed, of {len(traces)} traces")
-    return 1 if failed else 0
+            verdict = await run_trace(trace, command, timeout, workdir, document)
+            counts[verdict.outcome] += 1
+            said = f" — {verdict.reason}" if verdict.reason else ""
+            print(f"{verdict.outcome} {trace['id']}: {trace['title']}{said}", flush=True)
+    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped, of {len(traces)} traces")
+    return 1 if counts["FAIL"] else 0
 
 
 EPILOG = """\
-exit status: 0 when every trace passes, 1 when any fails, 2 on a usage error (an unknown trace id, no command)
-or an Agent command that cannot be started.
+exit status: 0 when no trace fails (a skipped trace is not a failure), 1 when any fails, 2 on a usage error (an
+unknown trace id, no command) or an Agent command that cannot be started.
 """
 
 
@@ -97,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for trace in every:
             flag = "key-dependent" if trace["keyDependent"] else "any Agent"
-            print(f"{trace['id']}: {trace['title']} ({trace['origin']}, {flag})")
+            needs = ", ".join(trace.get("needs") or []) or "nothing"
+            print(f"{trace['id']}: {trace['title']} ({trace['origin']}, {flag}; needs {needs})")
         return 0
     if not args.timeout > 0:
         parser.error("--timeout must be a positive number of seconds")

@@ -2,23 +2,42 @@
 
 Every line the Agent writes is checked as it arrives (`acp_v2_runtime.jsonrpc`): responses are kept by id,
 notifications in order, and the first line that is not a valid message becomes `Connection.problem`, which
-fails the next wait on the connection (and so the trace) with the reason.
+fails the next wait on the connection (and so the trace) with the reason. So does a key of the trace found in a
+`session/update` or a `session/list` result: the check walks the parsed values, so escapes hide nothing.
+
+What the runner holds stays bounded whatever the Agent writes: a line is at most `jsonrpc.MAX_LINE_BYTES`, the
+messages kept per connection at most `MAX_KEPT_MESSAGES` and `MAX_KEPT_BYTES`, and stderr is read as it comes
+and only its last `STDERR_TAIL` bytes are kept (to say why an Agent exited).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_v2_schema import protocol as M
 from acp_v2_schema.protocol import KnownErrorCode as Code
 
 from .. import jsonrpc
 
+MAX_KEPT_MESSAGES = 10_000
+"""Messages one connection may write before the runner stops keeping them (and fails the trace)."""
+MAX_KEPT_BYTES = 64 * 1024 * 1024
+"""Bytes of messages one connection may write before the runner stops keeping them (and fails the trace)."""
+STDERR_TAIL = 4096
+"""The bytes of the Agent's stderr kept: its last line says why it exited."""
+_CHUNK = 64 * 1024
+
 
 class TraceFailure(Exception):
     """What the runner saw instead of what the trace expects."""
+
+
+class TraceSkipped(Exception):
+    """The trace needs something the Agent does not offer; the message names it."""
 
 
 class AgentNotStarted(Exception):
@@ -27,27 +46,30 @@ class AgentNotStarted(Exception):
 
 @dataclass
 class Connection:
-    """One Agent process: responses by id, notifications in arrival order, and everything it wrote.
+    """One Agent process: responses by id, notifications in arrival order, and the first problem it caused.
 
     `problem` is the first thing the Agent wrote that is not a valid JSON-RPC message (not JSON, too long, an
-    error that is not an error object, a session/update whose params do not fit the generated model...); once
-    set, every wait on this connection fails with it, so it becomes the FAIL reason of the trace.
+    error that is not an error object, a session/update whose params do not fit the generated model, a key of
+    the trace echoed where the protocol forbids it...); once set, every wait on this connection fails with it,
+    so it becomes the FAIL reason of the trace. `secrets` is the trace's set of keys, shared by its connections.
     """
 
     name: str
     process: asyncio.subprocess.Process
+    secrets: set[str] = field(default_factory=set)
     responses: dict[Any, jsonrpc.Response] = field(default_factory=dict)
     notifications: list[dict[str, Any]] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
-    output: list[str] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     readers: list[asyncio.Task[None]] = field(default_factory=list)
-    sent: set[Any] = field(default_factory=set)  # ids of the requests written to this Agent
+    sent: dict[Any, str] = field(default_factory=dict)  # id -> method of each request written to this Agent
     problem: str | None = None
-    last_error: str = ""  # the last line the Agent wrote on stderr, to say why it exited
+    stderr_tail: bytearray = field(default_factory=bytearray)
+    kept_messages: int = 0
+    kept_bytes: int = 0
 
     @classmethod
-    async def start(cls, name: str, command: list[str]) -> Connection:
+    async def start(cls, name: str, command: list[str], secrets: set[str] | None = None) -> Connection:
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -57,32 +79,57 @@ class Connection:
             )
         except OSError as exc:
             raise AgentNotStarted(f"cannot start the Agent command {command[0]!r}: {exc.strerror or exc}") from None
-        conn = cls(name, process)
+        conn = cls(name, process, secrets if secrets is not None else set())
         conn.readers = [asyncio.create_task(conn._read_stdout()), asyncio.create_task(conn._read_stderr())]
         return conn
+
+    @property
+    def last_error(self) -> str:
+        """The last non-empty line the Agent wrote on stderr (at most 200 characters), or ""."""
+        lines = [line for line in self.stderr_tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        return lines[-1].strip()[:200] if lines else ""
 
     async def _read_stdout(self) -> None:
         assert self.process.stdout is not None
         reader = jsonrpc.LineReader(self.process.stdout)
         try:
             while (line := await reader.next_line()) is not None:
-                self._take(line)
+                if self.problem is None:  # after the first problem the rest is only drained
+                    self._take(line)
                 self._wake()
         except Exception as exc:  # a broken pipe or a runner bug: report it on the trace, never abort the run
             self._flag(f"reading the Agent's output failed ({type(exc).__name__}: {exc})")
         self._wake()
 
+    async def _read_stderr(self) -> None:
+        """Drain stderr as it comes, whatever its size and whether it has newlines; keep only its tail."""
+        assert self.process.stderr is not None
+        with contextlib.suppress(Exception):
+            while chunk := await self.process.stderr.read(_CHUNK):
+                self.stderr_tail += chunk
+                del self.stderr_tail[:-STDERR_TAIL]
+
     def _flag(self, problem: str) -> None:
         if self.problem is None:
             self.problem = f"{problem} (on {self.name})"
+
+    def _keep(self, size: int) -> bool:
+        self.kept_messages += 1
+        self.kept_bytes += size
+        if self.kept_messages > MAX_KEPT_MESSAGES or self.kept_bytes > MAX_KEPT_BYTES:
+            self._flag(
+                f"the Agent wrote more than {MAX_KEPT_MESSAGES} messages or {MAX_KEPT_BYTES} bytes of them, far"
+                " more than the trace asks for"
+            )
+            return False
+        return True
 
     def _take(self, line: bytes | jsonrpc.Oversized) -> None:
         """Sort one line the Agent wrote into responses and notifications, or flag it as a problem."""
         if isinstance(line, jsonrpc.Oversized):
             self._flag(f"the Agent wrote {line}")
             return
-        self.output.append(line.decode("utf-8", "replace"))
-        if not line.strip(jsonrpc.JSON_WHITESPACE):
+        if not line.strip(jsonrpc.JSON_WHITESPACE) or not self._keep(len(line)):
             return
         try:
             incoming = jsonrpc.classify(jsonrpc.parse_line(line))
@@ -96,13 +143,14 @@ class Connection:
             if incoming.id is None:
                 assert incoming.error is not None  # a result with a null id is rejected by classify
                 self._flag(f"the Agent answered error {incoming.error['code']} with a null id (it could not read us)")
+            elif incoming.id not in self.sent:
+                self._flag(f"the Agent answered id {incoming.id!r}, which no request on this connection had")
+            elif incoming.id in self.responses:
+                self._flag(f"the Agent answered request {incoming.id!r} twice")
             else:
-                if incoming.id not in self.sent:
-                    self._flag(f"the Agent answered id {incoming.id!r}, which no request on this connection had")
-                elif incoming.id in self.responses:
-                    self._flag(f"the Agent answered request {incoming.id!r} twice")
-                else:
-                    self.responses[incoming.id] = incoming
+                if self.sent[incoming.id] == M.SESSION_LIST and incoming.error is None:
+                    self._private(incoming.result, f"the {M.SESSION_LIST} result", "result")
+                self.responses[incoming.id] = incoming
         elif incoming.id is not None:
             # A request from the Agent (permission, elicitation): these traces never expect one.
             self.write(jsonrpc.error(incoming.id, Code.METHOD_NOT_FOUND, "Method not found"))
@@ -111,17 +159,18 @@ class Connection:
             if problems:
                 self._flag(f"the Agent sent {incoming.method} with invalid params: {problems[0]}")
                 return
+            if incoming.method == M.SESSION_UPDATE:
+                self._private(incoming.params, f"a {M.SESSION_UPDATE} notification", "params")
             self.notifications.append({"method": incoming.method, "params": incoming.params or {}})
 
-    async def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        reader = jsonrpc.LineReader(self.process.stderr)
-        with contextlib.suppress(Exception):
-            while (line := await reader.next_line()) is not None:
-                if isinstance(line, bytes):
-                    self.output.append(line.decode("utf-8", "replace"))
-                    if line.strip():
-                        self.last_error = line.decode("utf-8", "replace").strip()
+    def _private(self, value: Any, what: str, root: str) -> None:
+        """Flag a key of this trace found anywhere in `value` (object keys and strings, at any depth)."""
+        if not self.secrets:
+            return
+        for path, text in _strings(value, root):
+            if any(key in text for key in self.secrets):
+                self._flag(f"an idempotency key of the trace appeared in {what}, at {path}; keys never do")
+                return
 
     def _wake(self) -> None:
         self.changed.set()
@@ -131,18 +180,18 @@ class Connection:
         if self.process.stdin is None or self.process.stdin.is_closing():
             raise TraceFailure(f"connection {self.name} is closed")
         if "method" in message and "id" in message:
-            self.sent.add(message["id"])
+            self.sent[message["id"]] = message["method"]
         self.process.stdin.write(jsonrpc.encode({"jsonrpc": "2.0", **message}))
 
     async def wait(self, found: Any, what: str, timeout: float) -> Any:
-        """Wait until `found()` returns something other than None."""
+        """Wait until `found()` returns something other than None, at most `timeout` seconds."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while (value := found()) is None:
             if self.problem is not None:
                 raise TraceFailure(f"{what}: {self.problem}")
             if self.process.stdout is not None and self.process.stdout.at_eof() and self.process.returncode is not None:
-                said = f": {self.last_error[:200]}" if self.last_error else ""
+                said = f": {self.last_error}" if self.last_error else ""
                 raise TraceFailure(f"{what}: the Agent on {self.name} exited (status {self.process.returncode}){said}")
             left = deadline - loop.time()
             if left <= 0:
@@ -163,5 +212,22 @@ class Connection:
                 self.process.kill()
                 await self.process.wait()
         for reader in self.readers:
-            with contextlib.suppress(Exception):
+            try:
                 await asyncio.wait_for(reader, 5)
+            except (asyncio.TimeoutError, Exception):  # a grandchild may hold the pipes open: stop reading
+                reader.cancel()
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of every object key and string value in a parsed JSON value, depth first, without recursion."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                yield f"{where}.{key} (the member name)", key
+                stack.append((f"{where}.{key}", inner))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", inner) for i, inner in enumerate(item))

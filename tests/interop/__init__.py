@@ -1,0 +1,1 @@
+"""Interop tests with the real ACP TypeScript SDK, and hostile Agents against the conformance runner."""
