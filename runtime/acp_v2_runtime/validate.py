@@ -8,17 +8,30 @@ the exit status is 1 when there is any, 0 otherwise, and 2 when FILE cannot be r
 
 Methods whose names start with `_` are extensions: their params and results are not checked, but their responses
 are still matched. A response whose request was not seen is reported, since nothing says what it answers.
+
+Rules that span lines are checked too: a request whose id is already taken by an unanswered request from the same
+side (the Client and the Agent number their requests apart, so one id may be pending once on each side), and an
+idempotency key echoed in a `session/update` or a `session/list` result (a key sent in an earlier prompt, or a
+member named after the key parameter, at any depth, whatever the escaping). A JSON-RPC batch is refused as ACP
+refuses it (-32600), and so are ids beyond the range of a request id.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
-from acp_v2_schema.reader import Invalid, MessageReader
+from acp_v2_schema import load_policy
+from acp_v2_schema import protocol as M
+from acp_v2_schema.protocol import KnownErrorCode
+from acp_v2_schema.reader import ErrorResponse, Invalid, Message, MessageReader, Notification, Request, Response
 
 
 @dataclass(frozen=True)
@@ -39,11 +52,144 @@ def validate_lines(lines: Iterable[str | bytes]) -> Iterator[Problem]:
     Lines may be bytes (a line that is not UTF-8 is then reported) or text; blank lines are skipped.
     """
     reader = MessageReader()
+    session = SessionChecks()
     for number, line in enumerate(lines, start=1):
         for message in reader.read_line(line):
-            if isinstance(message, Invalid):
-                for text in message.problems:
-                    yield Problem(number, message.method or "-", text)
+            yield from findings(number, line, message, session)
+
+
+def findings(number: int, line: str | bytes, message: Message, session: SessionChecks) -> Iterator[Problem]:
+    """The problems of one message read from line `number`: the one place where every finding is made."""
+    if isinstance(message, Invalid):
+        for text in message.problems:
+            yield Problem(number, message.method or "-", text)
+    for method, text in session.check(number, line, message):
+        yield Problem(number, method, text)
+
+
+# Where a key must never appear: the params of these notifications and the results of these requests.
+NO_ECHO_NOTIFICATIONS = frozenset({M.SESSION_UPDATE})
+NO_ECHO_RESULTS = frozenset({M.SESSION_LIST})
+_STRING = re.compile(r'"([^"]*)"')  # every string of a line without backslashes, as the parser reads it
+
+
+@cache
+def _sides() -> dict[str, str]:
+    """The side that sends each request (its direction in the retry table), for requests one side alone sends."""
+    one_way = {"client-to-agent", "agent-to-client"}
+    return {
+        e["method"]: e["direction"]
+        for e in load_policy()["methods"]
+        if e["kind"] == "request" and e["direction"] in one_way
+    }
+
+
+@cache
+def _key_params() -> dict[str, str]:
+    """The idempotency-key parameter of each keyed request, from the retry table."""
+    return {e["method"]: e["keyParam"] for e in load_policy()["methods"] if e["kind"] == "request" and e["keyParam"]}
+
+
+@dataclass
+class SessionChecks:
+    """The rules that span lines: ids pending twice on one side, and keys echoed where they must never be."""
+
+    pending: dict[tuple[str, int | str], list[int]] = field(default_factory=dict)  # (side, id) -> request lines
+    keys: dict[str, int] = field(default_factory=dict)  # key -> the line of the first prompt that sent it
+
+    def check(self, number: int, line: str | bytes, message: Message) -> Iterator[tuple[str, str]]:
+        """(method, problem) for each rule the message breaks; remembers what later lines are checked against."""
+        if isinstance(message, Request) or (
+            isinstance(message, Invalid) and message.code == KnownErrorCode.INVALID_PARAMS and message.id is not None
+        ):
+            assert message.method is not None
+            yield from self._request(number, message.method, message.id)
+            if isinstance(message, Request):
+                self._remember_key(number, message)
+        elif isinstance(message, Response | ErrorResponse) or (isinstance(message, Invalid) and message.code is None):
+            if message.method is not None and message.id is not None:
+                self._answered(message.method, message.id)
+            if isinstance(message, Response) and message.method in NO_ECHO_RESULTS:
+                yield from ((message.method, text) for text in self._echoes(line, "result"))
+        elif isinstance(message, Notification) and message.method in NO_ECHO_NOTIFICATIONS:
+            yield from ((message.method, text) for text in self._echoes(line, "params"))
+
+    def _request(self, number: int, method: str, request_id: Any) -> Iterator[tuple[str, str]]:
+        side = _sides().get(method)
+        if side is None:
+            return  # an extension, or a method either side may send: nothing tells the two numberings apart
+        lines = self.pending.setdefault((side, request_id), [])
+        if lines:
+            shown = json.dumps(request_id)[:80]
+            yield (
+                method,
+                (
+                    f"id {shown} is already used by the unanswered request on line {lines[0]}, sent by the same side "
+                    "(a response could not tell the two apart)"
+                ),
+            )
+        lines.append(number)
+
+    def _answered(self, method: str, request_id: Any) -> None:
+        side = _sides().get(method)
+        lines = self.pending.get((side, request_id)) if side is not None else None
+        if lines:
+            lines.pop(0)
+            if not lines:
+                del self.pending[(side, request_id)]  # type: ignore[arg-type]  # side is set here
+
+    def _remember_key(self, number: int, message: Request) -> None:
+        name = _key_params().get(message.method)
+        if name is None or message.extension:
+            return
+        key = _param(message.params, name)
+        if isinstance(key, str):
+            self.keys.setdefault(key, number)
+
+    def _echoes(self, line: str | bytes, where: str) -> Iterator[str]:
+        """Where the message's `where` member holds a key: a member named after a key parameter, or a string (a
+        value or a member name) equal to a key sent before. Values are compared as parsed, at any depth."""
+        text = line.decode("utf-8", "surrogatepass") if isinstance(line, bytes | bytearray) else line
+        names = set(_key_params().values())
+        if "\\" not in text:  # no escapes: the strings of the text are the parsed strings (a quick first look)
+            strings = set(_STRING.findall(text))
+            if strings.isdisjoint(names) and strings.isdisjoint(self.keys):
+                return
+        try:
+            value = json.loads(text).get(where)
+        except (ValueError, RecursionError, AttributeError):
+            return  # the reader accepted the line, so this does not happen; nothing to add if it does
+        for path, name, string in _strings(value, where):
+            if name and string in names:
+                yield f"{path}: a member named {string}, so an idempotency key is echoed where keys never appear"
+            elif string in self.keys:
+                yield (
+                    f"{path}: echoes the idempotency key of the prompt on line {self.keys[string]}"
+                    " (keys never appear in session/update or session/list)"
+                )
+
+
+def _param(params: Any, name: str) -> Any:
+    """The value of the param named `name` (its JSON name) of a params model, or None."""
+    for attribute, info in type(params).model_fields.items():
+        if (info.alias or attribute) == name:
+            return getattr(params, attribute)
+    return None
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, bool, str]]:
+    """(JSON path, is a member name, text) for every string in `value`, member names included, at any depth."""
+    stack = [(path, value)]
+    while stack:
+        here, item = stack.pop()
+        if isinstance(item, str):
+            yield here, False, item
+        elif isinstance(item, dict):
+            for name, inner in item.items():
+                yield f"{here}.{name}", True, name
+                stack.append((f"{here}.{name}", inner))
+        elif isinstance(item, list):
+            stack.extend((f"{here}[{index}]", inner) for index, inner in enumerate(item))
 
 
 def _parser() -> argparse.ArgumentParser:
