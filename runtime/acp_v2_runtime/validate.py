@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -55,33 +54,33 @@ def validate_lines(lines: Iterable[str | bytes]) -> Iterator[Problem]:
     session = SessionChecks()
     for number, line in enumerate(lines, start=1):
         for message in reader.read_line(line):
-            yield from findings(number, line, message, session)
+            found = findings(number, line, message, session)
+            if found:
+                yield from found
 
 
-def findings(number: int, line: str | bytes, message: Message, session: SessionChecks) -> Iterator[Problem]:
+def findings(number: int, line: str | bytes, message: Message, session: SessionChecks) -> list[Problem]:
     """The problems of one message read from line `number`: the one place where every finding is made."""
-    if isinstance(message, Invalid):
-        for text in message.problems:
-            yield Problem(number, message.method or "-", text)
+    found = (
+        [Problem(number, message.method or "-", text) for text in message.problems] if type(message) is Invalid else []
+    )
     for method, text in session.check(number, line, message):
-        yield Problem(number, method, text)
+        found.append(Problem(number, method, text))
+    return found
 
 
 # Where a key must never appear: the params of these notifications and the results of these requests.
 NO_ECHO_NOTIFICATIONS = frozenset({M.SESSION_UPDATE})
 NO_ECHO_RESULTS = frozenset({M.SESSION_LIST})
-_STRING = re.compile(r'"([^"]*)"')  # every string of a line without backslashes, as the parser reads it
+_NONE: tuple[tuple[str, str], ...] = ()
 
 
 @cache
 def _sides() -> dict[str, str]:
     """The side that sends each request (its direction in the retry table), for requests one side alone sends."""
     one_way = {"client-to-agent", "agent-to-client"}
-    return {
-        e["method"]: e["direction"]
-        for e in load_policy()["methods"]
-        if e["kind"] == "request" and e["direction"] in one_way
-    }
+    methods = load_policy()["methods"]
+    return {e["method"]: e["direction"] for e in methods if e["kind"] == "request" and e["direction"] in one_way}
 
 
 @cache
@@ -90,45 +89,72 @@ def _key_params() -> dict[str, str]:
     return {e["method"]: e["keyParam"] for e in load_policy()["methods"] if e["kind"] == "request" and e["keyParam"]}
 
 
+@cache
+def _field_name(model: type[Any], name: str) -> str | None:
+    """The attribute of a params model that holds the member `name`, or None."""
+    for attribute, info in model.model_fields.items():
+        if (info.alias or attribute) == name:
+            return attribute
+    return None
+
+
 @dataclass
 class SessionChecks:
     """The rules that span lines: ids pending twice on one side, and keys echoed where they must never be."""
 
     pending: dict[tuple[str, int | str], list[int]] = field(default_factory=dict)  # (side, id) -> request lines
     keys: dict[str, int] = field(default_factory=dict)  # key -> the line of the first prompt that sent it
+    # What a line must hold, as text and as bytes, if a string of it can be a key or a key parameter's name.
+    _needles: tuple[set[str], set[bytes]] = field(default_factory=lambda: (set(), set()))
 
-    def check(self, number: int, line: str | bytes, message: Message) -> Iterator[tuple[str, str]]:
+    def __post_init__(self) -> None:
+        for name in _key_params().values():
+            self._add_needle(name)
+
+    def _add_needle(self, text: str) -> None:
+        self._needles[0].add(text)
+        self._needles[1].add(text.encode("utf-8", "surrogatepass"))
+
+    def check(self, number: int, line: str | bytes, message: Message) -> Iterable[tuple[str, str]]:
         """(method, problem) for each rule the message breaks; remembers what later lines are checked against."""
-        if isinstance(message, Request) or (
-            isinstance(message, Invalid) and message.code == KnownErrorCode.INVALID_PARAMS and message.id is not None
+        kind = type(message)
+        if kind is Request or (
+            kind is Invalid and message.code == KnownErrorCode.INVALID_PARAMS and message.id is not None
         ):
             assert message.method is not None
-            yield from self._request(number, message.method, message.id)
-            if isinstance(message, Request):
-                self._remember_key(number, message)
-        elif isinstance(message, Response | ErrorResponse) or (isinstance(message, Invalid) and message.code is None):
+            found = self._request(number, message.method, message.id)
+            if kind is Request and message.method in _key_params() and not message.extension:
+                self._remember_key(number, message)  # type: ignore[arg-type]  # a Request here
+            return found
+        if kind is Response or kind is ErrorResponse or (kind is Invalid and message.code is None):
             if message.method is not None and message.id is not None:
                 self._answered(message.method, message.id)
-            if isinstance(message, Response) and message.method in NO_ECHO_RESULTS:
-                yield from ((message.method, text) for text in self._echoes(line, "result"))
-        elif isinstance(message, Notification) and message.method in NO_ECHO_NOTIFICATIONS:
-            yield from ((message.method, text) for text in self._echoes(line, "params"))
+            if kind is Response and message.method in NO_ECHO_RESULTS:
+                return [(message.method, text) for text in self._echoes(line, "result")]  # type: ignore[misc]
+            return _NONE
+        if kind is Notification and message.method in NO_ECHO_NOTIFICATIONS:
+            return [(message.method, text) for text in self._echoes(line, "params")]  # type: ignore[misc]
+        return _NONE
 
-    def _request(self, number: int, method: str, request_id: Any) -> Iterator[tuple[str, str]]:
+    def _request(self, number: int, method: str, request_id: Any) -> Iterable[tuple[str, str]]:
         side = _sides().get(method)
         if side is None:
-            return  # an extension, or a method either side may send: nothing tells the two numberings apart
-        lines = self.pending.setdefault((side, request_id), [])
-        if lines:
-            shown = json.dumps(request_id)[:80]
-            yield (
-                method,
-                (
-                    f"id {shown} is already used by the unanswered request on line {lines[0]}, sent by the same side "
-                    "(a response could not tell the two apart)"
-                ),
-            )
+            return _NONE  # an extension, or a method either side may send: nothing tells the two numberings apart
+        lines = self.pending.get((side, request_id))
+        if lines is None:
+            self.pending[(side, request_id)] = [number]
+            return _NONE
         lines.append(number)
+        if len(lines) == 1:
+            return _NONE
+        shown = json.dumps(request_id)[:80]
+        return [
+            (
+                method,
+                f"id {shown} is already used by the unanswered request on line {lines[0]}, sent by the same side "
+                "(a response could not tell the two apart)",
+            )
+        ]
 
     def _answered(self, method: str, request_id: Any) -> None:
         side = _sides().get(method)
@@ -139,42 +165,35 @@ class SessionChecks:
                 del self.pending[(side, request_id)]  # type: ignore[arg-type]  # side is set here
 
     def _remember_key(self, number: int, message: Request) -> None:
-        name = _key_params().get(message.method)
-        if name is None or message.extension:
-            return
-        key = _param(message.params, name)
-        if isinstance(key, str):
-            self.keys.setdefault(key, number)
+        attribute = _field_name(type(message.params), _key_params()[message.method])
+        key = getattr(message.params, attribute) if attribute is not None else None
+        if isinstance(key, str) and key not in self.keys:
+            self.keys[key] = number
+            self._add_needle(key)
 
     def _echoes(self, line: str | bytes, where: str) -> Iterator[str]:
         """Where the message's `where` member holds a key: a member named after a key parameter, or a string (a
         value or a member name) equal to a key sent before. Values are compared as parsed, at any depth."""
-        text = line.decode("utf-8", "surrogatepass") if isinstance(line, bytes | bytearray) else line
-        names = set(_key_params().values())
-        if "\\" not in text:  # no escapes: the strings of the text are the parsed strings (a quick first look)
-            strings = set(_STRING.findall(text))
-            if strings.isdisjoint(names) and strings.isdisjoint(self.keys):
-                return
+        text = line if isinstance(line, str) else bytes(line)
+        needles = self._needles[0] if isinstance(text, str) else self._needles[1]
+        escaped = ("\\u" in text or "\\/" in text) if isinstance(text, str) else (b"\\u" in text or b"\\/" in text)
+        # Without those escapes a string that equals a key (or the parameter's name) is written as it is, so a line
+        # holding none of them verbatim has none: the common case costs a few substring searches.
+        if not escaped and not any(needle in text for needle in needles):  # type: ignore[operator]
+            return
         try:
             value = json.loads(text).get(where)
         except (ValueError, RecursionError, AttributeError):
             return  # the reader accepted the line, so this does not happen; nothing to add if it does
-        for path, name, string in _strings(value, where):
-            if name and string in names:
+        names = self._needles[0] - self.keys.keys()
+        for path, is_name, string in _strings(value, where):
+            if is_name and string in names:
                 yield f"{path}: a member named {string}, so an idempotency key is echoed where keys never appear"
             elif string in self.keys:
                 yield (
                     f"{path}: echoes the idempotency key of the prompt on line {self.keys[string]}"
                     " (keys never appear in session/update or session/list)"
                 )
-
-
-def _param(params: Any, name: str) -> Any:
-    """The value of the param named `name` (its JSON name) of a params model, or None."""
-    for attribute, info in type(params).model_fields.items():
-        if (info.alias or attribute) == name:
-            return getattr(params, attribute)
-    return None
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, bool, str]]:

@@ -16,8 +16,8 @@ is read again step by step, and that careful path alone says what is wrong; so b
 
 ACP does not use JSON-RPC batches (upstream's schema has no array at its root, and its SDK answers one with a
 single -32600): a line holding a JSON array is one `Invalid` value, and its items are not read. Text is read as
-JSON allows it, lone surrogate escapes included; a number too large for a 64-bit float (`1e999`) is a parse error,
-as JSON has no infinity to stand for it.
+JSON allows it, lone surrogate escapes included, and so are numbers: `1e999` is a JSON number (read as infinity;
+JSON Schema sets no range), though an implementation may refuse it, as the reference Agent does.
 
 The routing table is the spec's: every (method, kind) with its params and result type.
 """
@@ -217,21 +217,6 @@ def _id_schema(handler: GetCoreSchemaHandler) -> CoreSchema:
     return handler.generate_schema(id_type)
 
 
-class _Overflow(ValueError):
-    """A number JSON spells but a 64-bit float cannot hold (`1e999`): read as infinity, which JSON has not."""
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (_INFINITY, -_INFINITY):
-        raise _Overflow(f"the number {text[:40]} is too large for a 64-bit float")
-    return value
-
-
-_INFINITY = float("inf")
-# Where a number may overflow a float: an exponent of three digits or more, or 309 digits in a row (a float of that
-# many digits before its point). pydantic-core reads those as infinity, so such lines go to the standard parser.
-_HUGE_NUMBER = re.compile(r"[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
 # A lone surrogate: spelled as an escape (a pair, or a doubled backslash, is matched first and kept) or as a code
 # point of a Python string. pydantic-core reads neither, and JSON text holds them; validation reads each as U+FFFD,
 # one code point as well, so that lengths and every other check come out the same.
@@ -306,10 +291,10 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
 
     Validation runs on the value's JSON text, strictly, as on the wire: `"2"` is not a number here. A string holding
     a lone surrogate is text as JSON allows (it is validated as if U+FFFD stood in its place, and the model holds
-    U+FFFD there); NaN and infinities, which JSON has not, cannot be written.
+    U+FFFD there).
     """
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = json.dumps(value)
     except (ValueError, RecursionError):
         return None, (f"{where}: cannot be written as JSON",)
     try:
@@ -491,13 +476,11 @@ class MessageReader:
                 ]
         # NaN and Infinity, which pydantic-core reads as numbers though JSON has none, are left to the careful path,
         # which refuses them. A rare letter of each (N; y, rarer than I) is found fast: a line without it has no
-        # need for the slower search for the word. So are numbers that may overflow a float.
-        huge = _HUGE_NUMBER.search(line) is not None
+        # need for the slower search for the word.
         if (
             self.one_pass
             and ("N" not in line or "NaN" not in line)
             and ("y" not in line or "Infinity" not in line)
-            and not huge
         ):
             # The one-pass read. Its two common cases (a call; the answer to the one pending request) are written
             # out here, which saves a function call on nearly every line; `_one_pass` reads the other responses.
@@ -548,10 +531,7 @@ class MessageReader:
             if found is not None:
                 return [found]
         try:
-            # The fast parser first; it refuses NaN and Infinity (JSON has no such numbers), but it reads a number
-            # beyond a float as infinity, so a line that may hold one is left to the standard parser.
-            if huge:
-                raise _Overflow("may overflow")
+            # The fast parser first; it refuses NaN and Infinity (JSON has no such numbers).
             value = from_json(line, allow_inf_nan=False)
         except ValueError:
             if not line.strip():
@@ -559,11 +539,9 @@ class MessageReader:
             # The standard parser decides what is wrong, and reads what the fast one refuses but JSON allows:
             # lone surrogate escapes (a key of "\\ud800" must reach the key check) and deep nesting.
             try:
-                value = json.loads(line, parse_constant=_no_constant, parse_float=_finite)
+                value = json.loads(line, parse_constant=_no_constant)
             except RecursionError:
                 return [Invalid(KnownErrorCode.PARSE_ERROR, None, ("the JSON nests too deeply",))]
-            except _Overflow as exc:
-                return [Invalid(KnownErrorCode.PARSE_ERROR, None, (str(exc),))]
             except ValueError as exc:
                 return [Invalid(KnownErrorCode.PARSE_ERROR, None, (f"not valid JSON ({exc})",))]
         if isinstance(value, dict):
