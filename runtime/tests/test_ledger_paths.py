@@ -230,3 +230,30 @@ def test_postgresql_transactions_roll_back_on_errors_and_nest_as_savepoints(pg_d
         assert store.claim_record(session_id, key_digest("b"), "msg_e", None, None) is INSERTED
     finally:
         store.close()
+
+
+def test_a_lease_renewal_that_fails_once_is_tried_again(session_id):
+    """A store that fails one renewal of a claim's lease (a database locked or full for a moment) must not end the
+    renewals, or the lease would run out under a prompt still being prepared; the prompt still goes in."""
+    store = MemoryStore()
+    store.lease_seconds = 0.03  # renewed every 0.01 s while `prepare` waits
+    renewals: list[int] = []
+    renew = store.renew
+
+    def renew_failing_once(*args):
+        renewals.append(1)
+        if len(renewals) == 1:
+            raise RuntimeError("the store is unavailable")
+        return renew(*args)
+
+    store.renew = renew_failing_once  # type: ignore[method-assign]
+    ledger = KeyLedger(store)
+
+    async def go():
+        async def prepare():
+            await asyncio.sleep(0.2)
+
+        return await ledger.submit(session_id, "k", 1, prompt=PROMPT, prepare=prepare)
+
+    assert run(go())
+    assert len(renewals) > 2, renewals
