@@ -61,11 +61,13 @@ def validate_lines(lines: Iterable[str | bytes]) -> Iterator[Problem]:
 
 def findings(number: int, line: str | bytes, message: Message, session: SessionChecks) -> list[Problem]:
     """The problems of one message read from line `number`: the one place where every finding is made."""
+    spanning = session.check(number, line, message)
+    if type(message) is not Invalid and not spanning:
+        return []  # the common case, made quick: nothing to report
     found = (
         [Problem(number, message.method or "-", text) for text in message.problems] if type(message) is Invalid else []
     )
-    for method, text in session.check(number, line, message):
-        found.append(Problem(number, method, text))
+    found += [Problem(number, method, text) for method, text in spanning]
     return found
 
 
@@ -130,10 +132,10 @@ class SessionChecks:
             if message.method is not None and message.id is not None:
                 self._answered(message.method, message.id)
             if kind is Response and message.method in NO_ECHO_RESULTS:
-                return [(message.method, text) for text in self._echoes(line, "result")]  # type: ignore[misc]
+                return self._echoes(message.method, line, "result")  # type: ignore[arg-type]
             return _NONE
         if kind is Notification and message.method in NO_ECHO_NOTIFICATIONS:
-            return [(message.method, text) for text in self._echoes(line, "params")]  # type: ignore[misc]
+            return self._echoes(message.method, line, "params")
         return _NONE
 
     def _request(self, number: int, method: str, request_id: Any) -> Iterable[tuple[str, str]]:
@@ -171,20 +173,31 @@ class SessionChecks:
             self.keys[key] = number
             self._add_needle(key)
 
-    def _echoes(self, line: str | bytes, where: str) -> Iterator[str]:
+    def _echoes(self, method: str, line: str | bytes, where: str) -> Iterable[tuple[str, str]]:
         """Where the message's `where` member holds a key: a member named after a key parameter, or a string (a
         value or a member name) equal to a key sent before. Values are compared as parsed, at any depth."""
-        text = line if isinstance(line, str) else bytes(line)
-        needles = self._needles[0] if isinstance(text, str) else self._needles[1]
-        escaped = ("\\u" in text or "\\/" in text) if isinstance(text, str) else (b"\\u" in text or b"\\/" in text)
+        text = line if isinstance(line, str | bytes) else bytes(line)
+        if isinstance(text, str):
+            needles: set[Any] = self._needles[0]
+            escaped = "\\u" in text or "\\/" in text
+        else:
+            needles = self._needles[1]
+            escaped = b"\\u" in text or b"\\/" in text
         # Without those escapes a string that equals a key (or the parameter's name) is written as it is, so a line
         # holding none of them verbatim has none: the common case costs a few substring searches.
-        if not escaped and not any(needle in text for needle in needles):  # type: ignore[operator]
-            return
+        if not escaped:
+            for needle in needles:
+                if needle in text:
+                    break
+            else:
+                return _NONE
         try:
             value = json.loads(text).get(where)
         except (ValueError, RecursionError, AttributeError):
-            return  # the reader accepted the line, so this does not happen; nothing to add if it does
+            return _NONE  # the reader accepted the line, so this does not happen; nothing to add if it does
+        return [(method, text) for text in self._walk(value, where)]
+
+    def _walk(self, value: Any, where: str) -> Iterator[str]:
         names = self._needles[0] - self.keys.keys()
         for path, is_name, string in _strings(value, where):
             if is_name and string in names:

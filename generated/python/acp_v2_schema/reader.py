@@ -209,12 +209,19 @@ def _id_problem(value: Any, what: str) -> str:
     return f"id must be {what}, not {_json_type(value)}"
 
 
-def _id_schema(handler: GetCoreSchemaHandler) -> CoreSchema:
-    """The schema of an id member in a one-pass validator: the id type's, when the spec has one."""
-    id_type = getattr(models, ID_TYPE, None)
-    if id_type is None:
-        return cs.union_schema([cs.int_schema(), cs.str_schema()])
-    return handler.generate_schema(id_type)
+@functools.cache
+def _id_schema() -> CoreSchema:
+    """The schema of an id member in a one-pass validator: an integer within the id type's bounds, or a string.
+
+    Written out plainly (the id type's own schema is reached through a reference, which costs on every line)."""
+    limits: dict[str, int] = {}
+    if getattr(models, ID_TYPE, None) is not None:
+        for choice in adapter(ID_TYPE).core_schema.get("choices", ()):
+            if isinstance(choice, dict) and choice.get("type") == "int":
+                limits = {
+                    bound: choice[bound] for bound in ("ge", "le", "gt", "lt") if bound in choice
+                }
+    return cs.union_schema([cs.int_schema(**limits), cs.str_schema()])
 
 
 # A lone surrogate: spelled as an escape (a pair, or a doubled backslash, is matched first and kept) or as a code
@@ -353,9 +360,7 @@ def _calls(with_requests: bool) -> Any:
                     "params": handler.generate_schema(getattr(models, params)),
                 }
                 if kind == "request":
-                    schema = _message(
-                        Request, {"id": _id_schema(handler), **members}, {}, forbid=False
-                    )
+                    schema = _message(Request, {"id": _id_schema(), **members}, {}, forbid=False)
                 else:
                     schema = _message(Notification, members, {}, forbid=True)
                 forms.setdefault(method, []).append(schema)
@@ -389,16 +394,13 @@ def _answer(method: str, type_name: str | None) -> Any:
                 error = handler.generate_schema(getattr(models, ERROR_TYPE))
                 return _message(
                     ErrorResponse,
-                    {"id": _id_schema(handler), "error": error},
+                    {"id": _id_schema(), "error": error},
                     {"method": method},
                     forbid=True,
                 )
             result = handler.generate_schema(getattr(models, type_name))
             return _message(
-                Response,
-                {"id": _id_schema(handler), "result": result},
-                {"method": method},
-                forbid=True,
+                Response, {"id": _id_schema(), "result": result}, {"method": method}, forbid=True
             )
 
     return TypeAdapter(Answer).validator
