@@ -121,6 +121,27 @@ def test_a_number_beyond_a_float_is_a_parse_error_and_never_written_back(agent, 
     assert not [m for m in seen if m.get("params", {}).get("update", {}).get("sessionUpdate") == "user_message"]
 
 
+def test_a_stored_value_json_cannot_hold_is_never_written(tmp_path):
+    """A database written before the check (a prompt stored with `Infinity` in it) is replayed without a non-JSON
+    byte: the message that cannot be written is left out, and the request is still answered."""
+
+    async def scenario() -> list[dict[str, Any]]:
+        harness = _Harness(tmp_path / "agent.db")
+        session_id = (await harness.call("new", "session/new", {"cwd": "/", "mcpServers": []}))["result"]["sessionId"]
+        with harness.agent.store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, 'm-old', 'user', ?)",
+                (session_id, '[{"type": "text", "text": "old", "_meta": {"n": Infinity}}]'),
+            )
+        params = {"sessionId": session_id, "cwd": "/", "mcpServers": [], "replayFrom": {"type": "start"}}
+        answer = await harness.call("resume", "session/resume", params)
+        assert "result" in answer, answer
+        return harness.messages()  # each line parsed strictly
+
+    messages = asyncio.run(scenario())
+    assert not [m for m in messages if m.get("params", {}).get("update", {}).get("messageId") == "m-old"]
+
+
 # -- storage faults ------------------------------------------------------------------------------------------------
 
 
