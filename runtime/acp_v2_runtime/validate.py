@@ -1,6 +1,6 @@
 """Check a recorded ACP v2 session: `python -m acp_v2_runtime.validate [FILE]` (stdin when FILE is omitted or -).
 
-The input is newline-delimited JSON-RPC, one message (or batch) per line, as a proxy or a transport log records
+The input is newline-delimited JSON-RPC, one message per line, as a proxy or a transport log records
 it. Each line is read by the generated `acp_v2_schema.reader.MessageReader`: requests and notifications are routed
 by `method`, responses by the `id` of a request seen on an earlier line, and params, results and error objects are
 validated with the generated models. Each problem is printed as soon as it is found, as `line N: method: error`;
