@@ -177,10 +177,41 @@ def _codegen_document(spec: Spec) -> dict[str, Any]:
     # Union branches the spec names get types of their own, so the models take those names (render/class_names.py).
     document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
     document = class_names.named_branches(document)
+    _bound_integer_formats(document)
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
     _DOCUMENT[:] = [(spec, document)]
     return document
+
+
+# The integer formats of the spec (and of upstream's Rust types) and the values each can hold. JSON Schema treats
+# `format` as an annotation, so schema.json keeps it as it is; the models enforce it, as upstream's types do (an id of
+# 2**63 is not a RequestId there either).
+INTEGER_FORMATS = {
+    **{f"int{bits}": (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) for bits in (8, 16, 32, 64)},
+    **{f"uint{bits}": (0, 2**bits - 1) for bits in (8, 16, 32, 64)},
+}
+
+
+def _bound_integer_formats(node: Any) -> None:
+    """Give every integer schema with a known `format` the bounds of that format (in place), keeping any bound of
+    its own that is stricter, so that the code generator writes them into the models."""
+    if isinstance(node, list):
+        for item in node:
+            _bound_integer_formats(item)
+        return
+    if not isinstance(node, dict):
+        return
+    kinds = node.get("type")
+    bounds = INTEGER_FORMATS.get(node.get("format")) if isinstance(node.get("format"), str) else None
+    fixed = "const" in node or "enum" in node  # its values are listed: nothing to bound
+    if bounds is not None and not fixed and (kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds)):
+        low, high = bounds
+        node["minimum"] = max(low, node.get("minimum", low))
+        node["maximum"] = min(high, node.get("maximum", high))
+    for key, value in node.items():
+        if key not in ("const", "default", "enum", "examples", "example"):  # data, not schemas
+            _bound_integer_formats(value)
 
 
 def _models_of(text: str) -> str:

@@ -121,19 +121,21 @@ def insert_user_message(conn: sqlite3.Connection, session_id: str, message_id: s
     """Insert a user message and mark its session as updated, inside the caller's transaction."""
     conn.execute(
         "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, ?, 'user', ?)",
-        (session_id, message_id, json.dumps(prompt)),
+        (session_id, message_id, json.dumps(prompt, allow_nan=False)),
     )
     conn.execute("UPDATE ref_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id))
 
 
-def open_store(path: str | Path, *, lease: float) -> SQLiteStore:
-    """The key store over the Agent's database at `path`, created when missing; DatabaseRefused otherwise."""
+def open_store(path: str | Path, *, lease: float, busy_timeout: float = 30.0) -> SQLiteStore:
+    """The key store over the Agent's database at `path`, created when missing; DatabaseRefused otherwise.
+
+    `busy_timeout`: how long each connection waits for a lock another process holds (seconds)."""
     path = Path(path)
     try:
         if not path.exists() and not path.is_symlink():
             _create(path, lease)
         _check(path)
-        return SQLiteStore(path, lease_seconds=lease, setup=_mark)
+        return SQLiteStore(path, lease_seconds=lease, busy_timeout_seconds=busy_timeout, setup=_mark)
     except OSError as exc:
         raise DatabaseRefused(exc.strerror or str(exc)) from None
     except sqlite3.Error as exc:

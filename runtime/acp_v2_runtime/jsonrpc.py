@@ -12,13 +12,15 @@ codes are `acp_v2_schema.protocol.KnownErrorCode`. Nothing here restates a rule 
 
 Limits that JSON-RPC leaves to implementations: a line may hold at most `MAX_LINE_BYTES` bytes (a longer line is
 skipped to its end and reported, never buffered whole), and text JSON cannot represent (invalid UTF-8, `NaN`,
-`Infinity`, integers Python refuses to read, nesting deeper than the interpreter can parse) is a parse error.
+`Infinity`, a number too large for a 64-bit float such as `1e999`, integers Python refuses to read, nesting deeper
+than the interpreter can parse) is a parse error. A lone surrogate escape is text, as JSON allows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -110,6 +112,15 @@ def _no_constant(name: str) -> Any:
     raise ParseError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or an exponent, as a float; one beyond a float's range is a parse error, since
+    JSON has no infinity to stand for it (and it could never be written back as JSON)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ParseError(f"the number {text[:40]} is too large for a 64-bit float")
+    return value
+
+
 def parse_line(raw: bytes) -> Any:
     """The JSON value on one line; raises ParseError for anything that is not UTF-8 JSON text."""
     try:
@@ -117,7 +128,7 @@ def parse_line(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ParseError(f"the line is not UTF-8 (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise ParseError("the value is nested too deeply") from None
     except ParseError:
@@ -190,11 +201,23 @@ def classify(message: Any) -> Call | Response:
     if not isinstance(method, str):
         raise InvalidMessage(f'"method" must be a string, not {json_type(method)}', request_id)
     if has_id and request_id is None:
-        raise InvalidMessage(f'"id" must be a string or an integer, not {json_type(message["id"])}')
+        raise InvalidMessage(_id_problem(message["id"]))
     params = message.get("params")
     if "params" in message and not isinstance(params, dict | list):
         raise InvalidMessage(f'"params" must be an object or an array, not {json_type(params)}', request_id)
     return Call(method, params, request_id)
+
+
+def _id_problem(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            adapter("RequestId").validate_python(value, strict=True)
+        except ValidationError as exc:  # the bound it breaks, in pydantic's words
+            bounds = [
+                e["msg"].lower() for e in exc.errors(include_url=False) if e["type"].endswith(("_equal", "_than"))
+            ]
+            return '"id" is an integer outside the range of a request id' + (f" ({bounds[0]})" if bounds else "")
+    return f'"id" must be a string or an integer, not {json_type(value)}'
 
 
 def _response(message: dict[str, Any], request_id: int | str | None) -> Response:
@@ -260,11 +283,15 @@ def invalid_params_message(problems: list[str]) -> str:
     return f"Invalid params: {shown}" + (f" (and {more} more)" if more > 0 else "")
 
 
-def error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:
-    """A JSON-RPC error response."""
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": int(code), "message": message}}
+def error(request_id: int | str | None, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON-RPC error response (`data` only when given)."""
+    body: dict[str, Any] = {"code": int(code), "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as a line. `ensure_ascii` keeps any string (even a lone surrogate) encodable."""
-    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+    """One message as a line. `ensure_ascii` keeps any string (even a lone surrogate) encodable; a value JSON has
+    no number for (NaN, an infinity) raises ValueError instead of being written as `NaN` or `Infinity`."""
+    return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"

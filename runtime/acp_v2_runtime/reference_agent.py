@@ -4,9 +4,9 @@
 
 It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file,
 so a restarted process (or a second one) sees what the first inserted. It handles `initialize`, `session/new`,
-`session/resume` (replays the stored messages, then reports the state), `session/list`, `session/close`,
-`session/prompt`, `session/cancel` and `$/cancel_request`. Work is deliberately tiny: `running`, one
-`agent_message`, `idle`.
+`session/resume` (replays the stored messages when `replayFrom` asks, then reports the state), `session/list`,
+`session/close`, `session/prompt`, `session/cancel` and `$/cancel_request`. Work is deliberately tiny:
+`running`, one `agent_message`, `idle`.
 
 Test hooks, for the conformance traces only, ride in the prompt's `_meta["acp-v2-retry/conformance"]` (the
 handshake key of the traces document): `holdInsert` keeps the prompt before insertion and `holdWork` keeps the
@@ -18,13 +18,17 @@ or `--crash-after insert` kills the process with SIGKILL at that point of the fi
 `--ignore-keys` makes it behave like an Agent that knows nothing of keys, so the runner can prove it fails.
 
 Bad input costs one error answer, never the process (framing and checks are in `jsonrpc`): -32700 for a line
-that is not UTF-8 JSON (or nests deeper than Python parses), -32600 for anything that is not a valid Request
-object (a batch, a line over 16 MiB, `jsonrpc` other than "2.0", a non-string `method`, an id that is not a
-string or an integer, params neither object nor array), -32601 for a method it does not handle, and -32602
+that is not UTF-8 JSON (or nests deeper than Python parses, or holds a number a float cannot, such as 1e999),
+-32600 for anything that is not a valid Request object (a batch, a line over 16 MiB, `jsonrpc` other than
+"2.0", a non-string `method`, an id that is not a string or an integer within the range of `RequestId`, params
+neither object nor array), -32601 for a method it does not handle, and -32602
 when the params do not fit the generated model the spec names for the method, checked before any work. Those
 answers carry the request's id when it was valid, else null. Responses from the Client are never answered,
 nor are notifications. A `--db` file that exists but is not this Agent's database (empty, corrupted, another
-program's) is refused at startup with one line on stderr and exit status 2.
+program's) is refused at startup with one line on stderr and exit status 2. Standard input may be of any kind
+(a regular file, /dev/null, closed): it is read to its end, then the process exits. Storage never blocks the
+connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, then -32603; a failed write ends
+the request with -32603, or the turn with the `idle` state and stopReason `error`.
 """
 
 from __future__ import annotations
@@ -32,16 +36,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
+import math
 import os
 import signal
 import sqlite3
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from acp_v2_schema import protocol as M  # method names, as the spec spells them
 from acp_v2_schema.protocol import KnownErrorCode as Code
@@ -50,17 +57,29 @@ from . import jsonrpc
 from .agent_db import DatabaseRefused, insert_user_message, open_store
 from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
+from .idempotency.keys import InvalidKey, KeyReused, validate_key
 
+T = TypeVar("T")
 PROTOCOL_VERSION = 2
 RELEASE = "_conformance/release"  # the test hook's notification (an extension method, so not in the spec)
 
 
-class RpcError(Exception):
-    """An error answer to a request: `code` (from KnownErrorCode) and `message` go into the response."""
+# How long a store call waits for a database that another process has locked before the request gets -32603, which
+# the spec gives to a store that is briefly unavailable. The wait never blocks the connection: each try fails at
+# once (SQLite's busy timeout is 0 on this connection) and the next is awaited, so other lines are served meanwhile.
+LOCK_WAIT_SECONDS = 2.0
+_FIRST_RETRY_SECONDS = 0.005
+_LAST_RETRY_SECONDS = 0.05
+# The kinds of history replay (`replayFrom.type`) this Agent implements; any other is refused with -32602.
+REPLAY_KINDS = frozenset({"start"})
 
-    def __init__(self, code: int, message: str) -> None:
+
+class RpcError(Exception):
+    """An error answer to a request: `code` (from KnownErrorCode), `message` and `data` go into the response."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.data = code, message, data
 
 
 @dataclass
@@ -81,7 +100,9 @@ class Agent:
         self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None, offers: tuple[str, ...] = ()
     ) -> None:
         self.offers = offers
-        self.store = open_store(db, lease=lease)
+        self.store = open_store(db, lease=lease, busy_timeout=LOCK_WAIT_SECONDS)  # a bounded wait at startup
+        # From here on, a locked database fails each try at once and `stored` awaits the next, never the loop.
+        self.store.connection().execute("PRAGMA busy_timeout = 0")
         # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
         # file takes microseconds, less than handing it to a worker thread and back.
         self.ledger = KeyLedger(self.store, threaded=False)
@@ -89,8 +110,8 @@ class Agent:
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
         self.requests: dict[Hashable, asyncio.Task[Any]] = {}
-        self.out = sys.stdout.buffer
-        self.closed = False
+        self.out = getattr(sys.stdout, "buffer", None)
+        self.closed = self.out is None  # stdout closed at start: nothing can be answered, but the input is read
 
     # -- transport ---------------------------------------------------------------------------------------
 
@@ -98,22 +119,27 @@ class Agent:
         if self.closed:
             return
         try:
-            self.out.write(jsonrpc.encode({"jsonrpc": "2.0", **message}))
+            line = jsonrpc.encode({"jsonrpc": "2.0", **message})
+        except ValueError:  # not JSON (NaN or an infinity, say): never written; a request still gets an answer
+            log("a message that JSON cannot hold was not sent")
+            if "id" in message and "method" not in message and "error" not in message:
+                self.fail(message["id"], Code.INTERNAL_ERROR, "Internal error")
+            return
+        try:
+            assert self.out is not None
+            self.out.write(line)
             self.out.flush()
-        except (BrokenPipeError, ValueError):  # the Client went away (ValueError: stdout already closed)
+        except (OSError, ValueError):  # the Client went away (ValueError: stdout already closed)
             self.closed = True
 
-    def fail(self, rid: int | str | None, code: int, message: str) -> None:
-        self.send(jsonrpc.error(rid, code, message))
+    def fail(self, rid: int | str | None, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        self.send(jsonrpc.error(rid, code, message, data))
 
     def notify_update(self, session_id: str, update: dict[str, Any]) -> None:
         self.send({"method": M.SESSION_UPDATE, "params": {"sessionId": session_id, "update": update}})
 
     async def serve(self) -> None:
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin)
-        reader = jsonrpc.LineReader(stream)
+        reader = jsonrpc.LineReader(read_stdin())
         while (line := await reader.next_line()) is not None:
             try:
                 self.receive(line)
@@ -163,7 +189,7 @@ class Agent:
             raw = {k: v for k, v in raw.items() if k != jsonrpc.key_param(method)}
         problems = jsonrpc.params_problems(method, call.kind, raw)
         if problems:  # checked with the generated models before any work
-            self.fail(rid, Code.INVALID_PARAMS, jsonrpc.invalid_params_message(problems))
+            self.fail(rid, Code.INVALID_PARAMS, jsonrpc.invalid_params_message(problems), _key_error_data(method, raw))
             return
         assert isinstance(raw, dict | type(None))  # every handled method's params type is an object
         params = raw or {}
@@ -181,13 +207,17 @@ class Agent:
         handler = HANDLERS[method]
         try:
             result = await (handler(self, params, rid, hold) if method == M.SESSION_PROMPT else handler(self, params))
-        except (RpcError, LedgerError) as exc:
-            self.fail(rid, exc.code, exc.message)
+        except RpcError as exc:
+            self.fail(rid, exc.code, exc.message, exc.data)
+        except LedgerError as exc:
+            reason = KEY_ERROR_REASONS.get(type(exc))
+            data = {"param": jsonrpc.key_param(method), "reason": reason} if reason else None
+            self.fail(rid, exc.code, exc.message, data)
         except asyncio.CancelledError:
             self.fail(rid, Code.REQUEST_CANCELLED, "Request cancelled")
         except Exception as exc:  # a bug or a storage failure: answer it, never crash the connection
             log(f"error in {method}: {type(exc).__name__}")
-            self.fail(rid, Code.INTERNAL_ERROR, "Internal error")
+            self.fail(rid, Code.INTERNAL_ERROR, _internal_message(exc))
         else:
             self.send({"id": rid, "result": result})
 
@@ -246,33 +276,69 @@ class Agent:
             "_meta": {HOOKS_KEY: {"offers": list(self.offers)}},
         }
 
+    async def stored(self, call: Callable[[], Awaitable[T]] | Callable[[], T]) -> T:
+        """`call()` (awaited when it gives an awaitable), tried again while another process holds the database
+        lock, for at most LOCK_WAIT_SECONDS; then RpcError -32603. Only the waits between tries are awaited, so
+        the request stays cancellable and every other line is served meanwhile."""
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        delay = _FIRST_RETRY_SECONDS
+        while True:
+            try:
+                result = call()
+                return await result if inspect.isawaitable(result) else result  # type: ignore[no-any-return]
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise RpcError(
+                        Code.INTERNAL_ERROR, "Internal error: the database is locked by another process; try again"
+                    ) from None
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _LAST_RETRY_SECONDS)
+
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        return self.store.connection().execute(sql, args).fetchall()
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(sql, args)
+
     async def session_new(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = f"sess_{uuid.uuid4().hex[:16]}"
-        with self.store.transaction() as conn:
-            conn.execute("INSERT INTO ref_sessions VALUES (?, ?, NULL, ?)", (session_id, params["cwd"], time.time()))
+        row = (session_id, params["cwd"], time.time())
+        await self.stored(lambda: self._write("INSERT INTO ref_sessions VALUES (?, ?, NULL, ?)", row))
         self.open(session_id)
         return {"sessionId": session_id}
 
     async def session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
-        session_id = self.require_stored(params)
-        session = self.open(session_id)
-        rows = self.store.connection().execute(
-            "SELECT message_id, role, content FROM ref_messages WHERE session_id = ? ORDER BY seq", (session_id,)
-        )
-        for message_id, role, content in rows.fetchall():
-            kind = "user_message" if role == "user" else "agent_message"
-            self.notify_update(
-                session_id, {"sessionUpdate": kind, "messageId": message_id, "content": json.loads(content)}
+        replay = params.get("replayFrom")  # omitted or null: no replay (the generated model checked the rest)
+        if replay is not None and replay.get("type") not in REPLAY_KINDS:
+            raise RpcError(
+                Code.INVALID_PARAMS,
+                "Invalid params: replayFrom.type is not a kind of replay this Agent supports (only start)",
+                {"param": "replayFrom", "reason": "unsupported-replay"},
             )
+        session_id = await self.require_stored(params)
+        session = self.open(session_id)
+        if replay is not None:
+            sql = "SELECT message_id, role, content FROM ref_messages WHERE session_id = ? ORDER BY seq"
+            rows = await self.stored(lambda: self._read(sql, (session_id,)))
+            for message_id, role, content in rows:
+                kind = "user_message" if role == "user" else "agent_message"
+                self.notify_update(
+                    session_id, {"sessionUpdate": kind, "messageId": message_id, "content": json.loads(content)}
+                )
         running = session.worker is not None and not session.worker.done()
         self.notify_update(session_id, {"sessionUpdate": "state_update", "state": "running" if running else "idle"})
         return {}
 
     async def session_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        rows = self.store.connection().execute("SELECT session_id, cwd, title, updated_at FROM ref_sessions ORDER BY 4")
+        rows = await self.stored(
+            lambda: self._read("SELECT session_id, cwd, title, updated_at FROM ref_sessions ORDER BY 4")
+        )
         sessions = [
             {"sessionId": sid, "cwd": cwd, "title": title, "updatedAt": _iso(updated)}
-            for sid, cwd, title, updated in rows.fetchall()
+            for sid, cwd, title, updated in rows
         ]
         return {"sessions": sessions}
 
@@ -282,12 +348,12 @@ class Agent:
         self.active.pop(session_id, None)
         return {}
 
-    def require_stored(self, params: dict[str, Any]) -> str:
+    async def require_stored(self, params: dict[str, Any]) -> str:
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             raise RpcError(Code.INVALID_PARAMS, "Invalid params: sessionId must be a string")
-        row = self.store.connection().execute("SELECT 1 FROM ref_sessions WHERE session_id = ?", (session_id,))
-        if row.fetchone() is None:
+        rows = await self.stored(lambda: self._read("SELECT 1 FROM ref_sessions WHERE session_id = ?", (session_id,)))
+        if not rows:
             raise RpcError(Code.RESOURCE_NOT_FOUND, "Resource not found: no such session")
         return session_id
 
@@ -306,8 +372,12 @@ class Agent:
         key = params.get(key_name) if key_name else None
         sid = session.session_id
         wrote: list[str] = []
+        prepared: list[bool] = []
 
         async def prepare() -> None:
+            if prepared:
+                return  # a try again after a locked database: the hooks ran already
+            prepared.append(True)
             if key is not None and self.crash_after == "claim":
                 os.kill(os.getpid(), signal.SIGKILL)
             if hooks.get("failInsert"):
@@ -326,14 +396,17 @@ class Agent:
             assert task is not None
             session.held.add(task)
             try:
-                message_id = await self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
+                message_id = await self.stored(
+                    lambda: self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
+                )
             finally:
                 session.held.discard(task)
         else:
             # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
             needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
-            message_id = await self.ledger.submit(
-                sid, key, rid, prompt=prompt, prepare=prepare if needs_prepare else None, write=write
+            step = prepare if needs_prepare else None
+            message_id = await self.stored(
+                lambda: self.ledger.submit(sid, key, rid, prompt=prompt, prepare=step, write=write)
             )
         fresh = bool(wrote)  # False for a retry, and for an attempt that joined another one
         if key is not None and fresh and self.crash_after == "insert":
@@ -346,8 +419,10 @@ class Agent:
         return {"messageId": message_id}
 
     async def work(self, session: Session) -> None:
+        """The session's turns, one queued prompt after another; never ends with an exception (nobody awaits it)."""
         sid = session.session_id
         self.notify_update(sid, {"sessionUpdate": "state_update", "state": "running"})
+        insert = "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, ?, 'agent', ?)"
         try:
             while not session.queue.empty():
                 mode = session.queue.get_nowait()
@@ -355,15 +430,24 @@ class Agent:
                     await session.release.wait()
                 message_id = f"msg_agent_{uuid.uuid4().hex[:12]}"
                 content = [{"type": "text", "text": "Done."}]
-                with self.store.transaction() as conn:
-                    conn.execute(
-                        "INSERT INTO ref_messages (session_id, message_id, role, content) VALUES (?, ?, 'agent', ?)",
-                        (sid, message_id, json.dumps(content)),
-                    )
+                row = (sid, message_id, json.dumps(content, allow_nan=False))
+                await self.stored(lambda row=row: self._write(insert, row))  # type: ignore[misc]
                 self.notify_update(sid, {"sessionUpdate": "agent_message", "messageId": message_id, "content": content})
                 await asyncio.sleep(0)
         except asyncio.CancelledError:
             self.notify_update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+            return
+        except Exception as exc:  # the store failed (a full disk, a locked database): the turn ends in error
+            log(f"error in a turn: {type(exc).__name__}")
+            while not session.queue.empty():
+                session.queue.get_nowait()  # the turns queued behind it end with it
+            code, message = (
+                (exc.code, exc.message) if isinstance(exc, RpcError) else (Code.INTERNAL_ERROR, _internal_message(exc))
+            )
+            error = {"code": int(code), "message": message}
+            self.notify_update(
+                sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": error}
+            )
             return
         self.notify_update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
 
@@ -372,6 +456,65 @@ HOOKS_KEY = handshake_key()
 """The `_meta` key of the conformance handshake and of the prompt hooks (from the traces document)."""
 OFFERS = ("failInsert", "holdInsert", "holdWork", "storedSessions")
 """What this Agent offers the conformance traces beyond the protocol (names from the traces document's `needs`)."""
+
+
+KEY_ERROR_REASONS: dict[type[LedgerError], str] = {InvalidKey: "malformed-key", KeyReused: "key-reused"}
+"""The `reason` of the InvalidParamsErrorData sent with each key error (the spec's words)."""
+
+
+def _key_error_data(method: str, params: Any) -> dict[str, Any] | None:
+    """The data of a -32602 answer whose params hold a key that is not a valid idempotency key, else None."""
+    name = jsonrpc.key_param(method)
+    if name is None or not isinstance(params, dict) or params.get(name) is None:
+        return None
+    try:
+        validate_key(params[name])
+    except InvalidKey:
+        return {"param": name, "reason": KEY_ERROR_REASONS[InvalidKey]}
+    return None
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite failed because another connection holds the database lock."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11 on
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _internal_message(exc: BaseException) -> str:
+    """The message of a -32603 answer: what kind of failure it was, never data from the request."""
+    if isinstance(exc, sqlite3.Error):
+        return f"Internal error: the database failed ({type(exc).__name__})"
+    return "Internal error"
+
+
+def read_stdin(chunk: int = 64 * 1024) -> asyncio.StreamReader:
+    """Standard input as a stream, whatever it is: a pipe, a terminal, a socket, a regular file, /dev/null, or
+    closed (then it is at its end at once). A thread does the blocking reads, since the event loop can watch
+    only some kinds of file (not regular files, and /dev/null never says it is readable)."""
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(loop=loop)
+    try:
+        fd = sys.stdin.fileno() if sys.stdin is not None else -1
+    except (OSError, ValueError):
+        fd = -1
+
+    def pump() -> None:
+        try:
+            while fd >= 0:
+                data = os.read(fd, chunk)
+                if not data:
+                    break
+                loop.call_soon_threadsafe(stream.feed_data, data)
+        except OSError:
+            pass  # closed or unreadable: the same as its end
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is gone already
+                loop.call_soon_threadsafe(stream.feed_eof)
+
+    threading.Thread(target=pump, name="stdin", daemon=True).start()
+    return stream
 
 
 def _hooks(params: dict[str, Any]) -> dict[str, Any]:
@@ -401,13 +544,26 @@ HANDLERS: dict[str, Any] = {
 }
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse turns the ValueError into a usage error, exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.reference_agent", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--db", required=True, help="SQLite file for sessions, messages and keys")
     parser.add_argument("--ignore-keys", action="store_true", help="ignore idempotencyKey (to prove the runner fails)")
-    parser.add_argument("--lease", type=float, default=30.0, help="seconds before an abandoned claim expires")
+    parser.add_argument(
+        "--lease", type=_seconds, default=30.0, help="seconds before an abandoned claim expires (a positive number)"
+    )
     parser.add_argument("--crash-after", choices=("claim", "insert"), help="SIGKILL itself at this point (tests)")
     parser.add_argument(
         "--offers",

@@ -133,6 +133,28 @@ def test_digests_and_fingerprints_keep_their_form():
     assert prompt_fingerprint(unicode_prompt) == hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
+def test_numbers_count_by_value_in_the_prompt_digest():
+    """`1.0`, `1e0` and `1` are one JSON number: a retry that spells it otherwise is the same prompt. Prompts without
+    a whole-number float keep the digest they always had (the test above)."""
+    whole = [{"type": "text", "text": "n", "_meta": {"a": 1, "b": [100, -0.0], "c": 10**20}}]
+    spelled = [{"type": "text", "text": "n", "_meta": {"c": 1e20, "b": [1e2, 0], "a": 1.0}}]
+    assert prompt_fingerprint(whole) == prompt_fingerprint(spelled)
+    assert prompt_fingerprint([{"n": 1.5}]) != prompt_fingerprint([{"n": 1}])
+    assert prompt_fingerprint([{"n": "1.0"}]) != prompt_fingerprint([{"n": "1"}])  # text is not a number
+
+
+def test_a_retry_spelling_a_number_otherwise_joins_the_first_attempt(store_factory, session_id):
+    ledger = KeyLedger(store_factory())
+
+    async def go():
+        first = await ledger.submit(session_id, "k", 1, prompt=[{"type": "text", "text": "n", "_meta": {"n": 2}}])
+        again = await ledger.submit(session_id, "k", 2, prompt=[{"type": "text", "text": "n", "_meta": {"n": 2.0}}])
+        return first, again
+
+    first, again = run(go())
+    assert first == again
+
+
 @pytest.mark.parametrize("threaded", [True, False])
 def test_attempts_share_one_insertion_with_store_calls_in_a_thread_or_inline(store_factory, session_id, threaded):
     inserted = []
@@ -208,3 +230,30 @@ def test_postgresql_transactions_roll_back_on_errors_and_nest_as_savepoints(pg_d
         assert store.claim_record(session_id, key_digest("b"), "msg_e", None, None) is INSERTED
     finally:
         store.close()
+
+
+def test_a_lease_renewal_that_fails_once_is_tried_again(session_id):
+    """A store that fails one renewal of a claim's lease (a database locked or full for a moment) must not end the
+    renewals, or the lease would run out under a prompt still being prepared; the prompt still goes in."""
+    store = MemoryStore()
+    store.lease_seconds = 0.03  # renewed every 0.01 s while `prepare` waits
+    renewals: list[int] = []
+    renew = store.renew
+
+    def renew_failing_once(*args):
+        renewals.append(1)
+        if len(renewals) == 1:
+            raise RuntimeError("the store is unavailable")
+        return renew(*args)
+
+    store.renew = renew_failing_once  # type: ignore[method-assign]
+    ledger = KeyLedger(store)
+
+    async def go():
+        async def prepare():
+            await asyncio.sleep(0.2)
+
+        return await ledger.submit(session_id, "k", 1, prompt=PROMPT, prepare=prepare)
+
+    assert run(go())
+    assert len(renewals) > 2, renewals

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_v2_runtime import reference_agent
 from acp_v2_runtime.conformance import handshake_key, load_traces
 
 from tests.interop.conftest import environment
@@ -107,17 +106,6 @@ def test_list_shows_the_session(report: dict[str, Any]):
     assert [s["sessionId"] for s in report["steps"]["list"]["sessions"]] == [report["steps"]["sessionId"]]
 
 
-# The reference Agent's replayFrom fix (issue 26, item 3) is made on another branch; until it is merged the
-# Agent replays on every resume, and this expectation must fail (strict). Once merged, the mark goes away by
-# itself (the fix defines REPLAY_KINDS); then delete the mark.
-_REPLAYS_ALWAYS = pytest.mark.xfail(
-    not hasattr(reference_agent, "REPLAY_KINDS"),
-    reason="the reference Agent still replays on every session/resume (issue 26 item 3, fixed on another branch)",
-    strict=True,
-)
-
-
-@_REPLAYS_ALWAYS
 def test_resume_without_replay_from_replays_nothing(report: dict[str, Any]):
     start, end = answer_to(report, "session/resume", 0)
     assert user_messages_between(report, start, end) == []  # replayFrom omitted: no replay

@@ -45,12 +45,57 @@ def test_extensions_keep_their_values_and_their_answers_are_matched():
     assert isinstance(note, Notification) and note.extension
 
 
-def test_batches_are_read_item_by_item():
+def test_a_batch_is_one_invalid_request_and_its_items_are_not_read():
+    """ACP does not use batches (upstream's SDK answers one with a single -32600): nothing inside is read, so a
+    request inside is not remembered either."""
     reader = MessageReader()
-    line = json.dumps([json.loads(_line(method="session/cancel", params={"sessionId": "s"})), 5])
-    first, second = reader.read_line(line)
-    assert isinstance(first, Notification)
-    assert isinstance(second, Invalid) and second.code == KnownErrorCode.INVALID_REQUEST
+    inner = json.loads(_line(id=1, method="session/list", params={}))
+    for line in (json.dumps([inner, 5]), "[]", json.dumps([inner])):
+        [only] = reader.read_line(line)
+        assert isinstance(only, Invalid) and only.code == KnownErrorCode.INVALID_REQUEST, only
+        assert "batch" in only.problems[0]
+    assert reader.pending == {}
+
+
+def test_lone_surrogates_are_text_except_in_a_key():
+    reader = MessageReader()
+    text = (
+        '{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s\\udfff",'
+        '"prompt":[{"type":"text","text":"a\\ud800b \\\\ud800 \\ud83d\\ude00"}],"_meta":{"\\udc00":1}}}'
+    )
+    [request] = reader.read_line(text)
+    assert isinstance(request, Request), request
+    keyed = text.replace('"_meta"', '"idempotencyKey":"k\\ud800","_meta"').replace('"id":1', '"id":2')
+    [refused] = reader.read_line(keyed)
+    assert isinstance(refused, Invalid) and refused.code == KnownErrorCode.INVALID_PARAMS
+    assert refused.problems == (
+        "params.idempotencyKey: holds a lone surrogate (half of a UTF-16 pair), which a key may not hold",
+    )
+
+
+def test_a_number_beyond_a_float_is_a_json_number_on_either_path():
+    """`1e999` is JSON (JSON Schema sets no range): the reader accepts it in one pass and step by step alike. The
+    reference Agent refuses it as an implementation limit (runtime/tests/test_agent_defects.py)."""
+    for one_pass in (True, False):
+        reader = MessageReader(one_pass=one_pass)
+        for number in ("1e999", "-1E+400", "9" * 400 + ".5"):
+            text = _line(method="session/cancel", params={"sessionId": "s", "_meta": {"n": 0}}).replace(
+                "0}", number + "}"
+            )
+            [read] = reader.read_line(text)
+            assert isinstance(read, Notification), (one_pass, number, read)
+
+
+def test_ids_beyond_the_range_of_a_request_id_are_refused():
+    reader = MessageReader()
+    for request_id in (2**63, -(2**63) - 1):
+        [refused] = reader.read_line(_line(id=request_id, method="session/list", params={}))
+        assert isinstance(refused, Invalid) and refused.code == KnownErrorCode.INVALID_REQUEST, refused
+        assert "outside the range of a request id" in refused.problems[0]
+    for request_id in (2**63 - 1, -(2**63)):
+        [request] = reader.read_line(_line(id=request_id, method="session/list", params={}))
+        assert isinstance(request, Request)
+    assert reader.pending == {2**63 - 1: ["session/list"], -(2**63): ["session/list"]}
 
 
 def test_each_kind_of_malformed_message_gets_the_code_that_answers_it():

@@ -2,8 +2,8 @@
 
 """Read JSON-RPC lines into typed ACP v2 messages.
 
-`MessageReader.read_line` turns one line (a message or a batch) into `Request`, `Notification`, `Response`,
-`ErrorResponse` or `Invalid` values. Requests and notifications are routed by `method` to their params model;
+`MessageReader.read_line` turns one line into a `Request`, `Notification`, `Response`, `ErrorResponse` or
+`Invalid` value. Requests and notifications are routed by `method` to their params model;
 a response is routed by the request it answers, which the reader remembers (the requests it reads, and those
 announced with `expect`). Methods starting with `_` are extensions: their params and results are kept as the
 plain JSON values that were sent (`ExtRequest`, `ExtNotification`, `ExtResponse` in the models). Anything that
@@ -13,6 +13,11 @@ A line that holds one well-formed message is read in one pass of pydantic-core: 
 union of every method's envelope, discriminated by `method` (the routing happens there), a response by a first
 look at its `id` and then its method's result envelope. Any line that pass does not accept, for whatever reason,
 is read again step by step, and that careful path alone says what is wrong; so both give the same messages.
+
+ACP does not use JSON-RPC batches (upstream's schema has no array at its root, and its SDK answers one with a
+single -32600): a line holding a JSON array is one `Invalid` value, and its items are not read. Text is read as
+JSON allows it, lone surrogate escapes included, and so are numbers: `1e999` is a JSON number (read as infinity;
+JSON Schema sets no range), though an implementation may refuse it, as the reference Agent does.
 
 The routing table is the spec's: every (method, kind) with its params and result type.
 """
@@ -98,6 +103,16 @@ ROUTES: Mapping[tuple[str, str], Route] = MappingProxyType(
 ERROR_TYPE = "Error"
 """The model of a JSON-RPC error object."""
 
+ID_TYPE = "RequestId"
+"""The model of a request id (a string, or an integer within the range the spec gives)."""
+
+KEY_PARAMS: Mapping[str, str] = MappingProxyType(
+    {
+        "session/prompt": "idempotencyKey",
+    }
+)
+"""The idempotency-key parameter of each keyed request."""
+
 
 @dataclass(frozen=True)
 class Request:
@@ -166,7 +181,71 @@ def _json_type(value: Any) -> str:
 
 
 def _is_id(value: Any) -> bool:
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
+    """Whether `value` is a request id: a string, or an integer the id type accepts."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and _range_problem(value) is None
+
+
+def _range_problem(value: int) -> str | None:
+    """Why the id type refuses the integer `value` (its bound), or None when it accepts it."""
+    if getattr(models, ID_TYPE, None) is None:  # a spec without the type: any integer
+        return None
+    try:
+        adapter(ID_TYPE).validate_python(value, strict=True)
+    except ValidationError as exc:
+        bounds = [
+            e["msg"]
+            for e in exc.errors(include_url=False)
+            if e["type"].endswith(("_than_equal", "_than"))
+        ]
+        return bounds[0].lower() if bounds else "not an id"
+    return None
+
+
+def _id_problem(value: Any, what: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"id is an integer outside the range of a request id ({_range_problem(value)})"
+    return f"id must be {what}, not {_json_type(value)}"
+
+
+@functools.cache
+def _id_schema() -> CoreSchema:
+    """The schema of an id member in a one-pass validator: an integer within the id type's bounds, or a string.
+
+    Written out plainly (the id type's own schema is reached through a reference, which costs on every line)."""
+    limits: dict[str, int] = {}
+    if getattr(models, ID_TYPE, None) is not None:
+        for choice in adapter(ID_TYPE).core_schema.get("choices", ()):
+            if isinstance(choice, dict) and choice.get("type") == "int":
+                limits = {
+                    bound: choice[bound] for bound in ("ge", "le", "gt", "lt") if bound in choice
+                }
+    return cs.union_schema([cs.int_schema(**limits), cs.str_schema()])
+
+
+# A lone surrogate: spelled as an escape (a pair, or a doubled backslash, is matched first and kept) or as a code
+# point of a Python string. pydantic-core reads neither, and JSON text holds them; validation reads each as U+FFFD,
+# one code point as well, so that lengths and every other check come out the same.
+_SURROGATE_ESCAPE = re.compile(
+    r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|([\ud800-\udfff])"
+)
+
+
+def _readable(text: str) -> str:
+    """`text` with every lone surrogate made U+FFFD, for validation by pydantic-core (which refuses them)."""
+    if "\\u" not in text and text.isascii():
+        return text
+    return _SURROGATE_ESCAPE.sub(
+        lambda found: (
+            "\\ufffd" if found.group(1) else "\ufffd" if found.group(2) else found.group()
+        ),
+        text,
+    )
+
+
+def _lone_surrogate(value: Any) -> bool:
+    return isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value)
 
 
 def _no_constant(name: str) -> Any:
@@ -199,8 +278,10 @@ def check_in_line(type_name: str, where: str, line: str | bytes) -> tuple[Any, t
         carrier = _CARRIERS[(type_name, where)] = TypeAdapter(
             create_model(f"{type_name}In{where.title()}", **fields)
         )
+    if type(line) is not str and isinstance(line, (bytes, bytearray)):
+        line = line.decode("utf-8", "surrogatepass")
     try:
-        return getattr(carrier.validate_json(line, strict=True), where), ()
+        return getattr(carrier.validate_json(_readable(line), strict=True), where), ()
     except ValidationError as exc:
         return None, _problems(exc, ())
 
@@ -215,15 +296,16 @@ def _problems(exc: ValidationError, prefix: tuple[str, ...]) -> tuple[str, ...]:
 def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]:
     """`value` validated as the named model: (the model, no problems) or (None, one problem per error).
 
-    Validation runs on the value's JSON text, strictly, as on the wire: `"2"` is not a number here, and a string
-    holding a lone surrogate is refused (JSON exchanged between systems is UTF-8, which cannot hold one).
+    Validation runs on the value's JSON text, strictly, as on the wire: `"2"` is not a number here. A string holding
+    a lone surrogate is text as JSON allows (it is validated as if U+FFFD stood in its place, and the model holds
+    U+FFFD there).
     """
     try:
         text = json.dumps(value)
     except (ValueError, RecursionError):
         return None, (f"{where}: cannot be written as JSON",)
     try:
-        return adapter(type_name).validate_json(text, strict=True), ()
+        return adapter(type_name).validate_json(_readable(text), strict=True), ()
     except ValidationError as exc:
         return None, _problems(exc, (where,))
 
@@ -242,9 +324,6 @@ def _message(cls: type[Any], members: dict[str, Any], given: dict[str, Any], for
         cls.__name__, fields, extra_behavior="forbid" if forbid else "ignore"
     )
     return cs.dataclass_schema(cls, args, [*members, *given], frozen=True)
-
-
-_ID_SCHEMA = cs.union_schema([cs.int_schema(), cs.str_schema()])
 
 
 def _calls(with_requests: bool) -> Any:
@@ -281,7 +360,7 @@ def _calls(with_requests: bool) -> Any:
                     "params": handler.generate_schema(getattr(models, params)),
                 }
                 if kind == "request":
-                    schema = _message(Request, {"id": _ID_SCHEMA, **members}, {}, forbid=False)
+                    schema = _message(Request, {"id": _id_schema(), **members}, {}, forbid=False)
                 else:
                     schema = _message(Notification, members, {}, forbid=True)
                 forms.setdefault(method, []).append(schema)
@@ -315,13 +394,13 @@ def _answer(method: str, type_name: str | None) -> Any:
                 error = handler.generate_schema(getattr(models, ERROR_TYPE))
                 return _message(
                     ErrorResponse,
-                    {"id": _ID_SCHEMA, "error": error},
+                    {"id": _id_schema(), "error": error},
                     {"method": method},
                     forbid=True,
                 )
             result = handler.generate_schema(getattr(models, type_name))
             return _message(
-                Response, {"id": _ID_SCHEMA, "result": result}, {"method": method}, forbid=True
+                Response, {"id": _id_schema(), "result": result}, {"method": method}, forbid=True
             )
 
     return TypeAdapter(Answer).validator
@@ -385,7 +464,7 @@ class MessageReader:
         self.pending.setdefault(request_id, []).append(method)
 
     def read_line(self, line: str | bytes) -> list[Message]:
-        """The messages of one line: one for a message, one per item for a batch, none for a blank line."""
+        """The messages of one line: one for a message (a batch is one `Invalid`), none for a blank line."""
         if type(line) is not str and isinstance(line, (bytes, bytearray)):
             try:  # read as text from here on, so that the marks and patterns below serve every line
                 line = line.decode("utf-8")
@@ -513,17 +592,10 @@ class MessageReader:
         return answer  # type: ignore[no-any-return]
 
     def read_value(self, value: Any) -> list[Message]:
-        """The messages of one parsed JSON value (a message or a batch)."""
+        """The messages of one parsed JSON value: one, since a batch (a JSON array) is refused whole, unread."""
         if isinstance(value, list):
-            if not value:
-                return [
-                    Invalid(
-                        KnownErrorCode.INVALID_REQUEST,
-                        None,
-                        ("an empty batch is not a JSON-RPC message",),
-                    )
-                ]
-            return [self.read_message(item) for item in value]
+            problem = "a batch (a JSON array): ACP does not use JSON-RPC batches, so send one message per line"
+            return [Invalid(KnownErrorCode.INVALID_REQUEST, None, (problem,))]
         return [self.read_message(value)]
 
     def read_message(self, message: Any, line: str | bytes | None = None) -> Message:
@@ -559,7 +631,7 @@ class MessageReader:
         is_request = "id" in message
         request_id = message.get("id")
         if is_request and not _is_id(request_id):
-            problem = f"id must be a string or an integer, not {_json_type(request_id)}"
+            problem = _id_problem(request_id, "a string or an integer")
             return Invalid(KnownErrorCode.INVALID_REQUEST, method, (problem,))
         params = message.get("params")
         if "params" in message and not isinstance(params, (dict, list)):
@@ -588,6 +660,15 @@ class MessageReader:
                 parsed, problems = check(route.params, {} if params is None else params, "params")
             if problems:
                 return Invalid(KnownErrorCode.INVALID_PARAMS, method, problems, request_id)
+        key_param = KEY_PARAMS.get(method) if is_request else None
+        if (
+            key_param is not None
+            and isinstance(params, dict)
+            and _lone_surrogate(params.get(key_param))
+        ):
+            # Text may hold one, but a key is compared byte for byte and UTF-8 has no form for it.
+            problem = f"params.{key_param}: holds a lone surrogate (half of a UTF-16 pair), which a key may not hold"
+            return Invalid(KnownErrorCode.INVALID_PARAMS, method, (problem,), request_id)
         return Request(request_id, method, parsed) if is_request else Notification(method, parsed)
 
     @staticmethod
@@ -616,11 +697,7 @@ class MessageReader:
                 None, None, ("a response carries either result or error, not both",), request_id
             )
         if request_id is not None and not _is_id(request_id):
-            return Invalid(
-                None,
-                None,
-                (f"id must be a string, an integer or null, not {_json_type(request_id)}",),
-            )
+            return Invalid(None, None, (_id_problem(request_id, "a string, an integer or null"),))
         key = json.dumps(request_id)  # for messages only
         candidates = self.pending.get(request_id, []) if request_id is not None else []
         if "error" in message:

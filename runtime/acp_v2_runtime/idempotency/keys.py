@@ -239,8 +239,28 @@ _ENCODE = _c_canonical() or _CANONICAL.encode
 
 
 def prompt_fingerprint(prompt: object) -> str:
-    """A digest of the prompt content, so that a key reused with a different prompt can be noticed."""
-    return _SHA256(_ENCODE(prompt).encode("ascii")).hexdigest()
+    """A digest of the prompt content, so that a key reused with a different prompt can be noticed.
+
+    Numbers count by value, as JSON means them: `1.0`, `1e0` and `1` are one number, so a retry whose sender spells
+    it otherwise is the same prompt. Text order of members does not count either (the encoding sorts them).
+    """
+    text = _ENCODE(prompt)
+    # An integral float is written with ".0" or an exponent "e+": without either in the text there is none (an
+    # integer never has them), so the common prompt is encoded once.
+    if ".0" in text or "e+" in text:
+        text = _ENCODE(_integral_as_int(prompt))
+    return _SHA256(text.encode("ascii")).hexdigest()
+
+
+def _integral_as_int(value: object) -> object:
+    """`value` with every float that holds a whole number replaced by that integer (the same number in JSON)."""
+    if type(value) is float:
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {name: _integral_as_int(item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_integral_as_int(item) for item in value]
+    return value
 
 
 class Fingerprint:

@@ -455,7 +455,11 @@ class KeyLedger:
         period = max(self.store.lease_seconds / 3, 0.01)
         while True:
             await asyncio.sleep(period)
-            if not await self._call(self.store.renew, session_id, digest, self.owner):
+            try:
+                renewed = await self._call(self.store.renew, session_id, digest, self.owner)
+            except Exception:  # the store failed (locked, full): the next renewal tries again; nobody awaits this
+                continue
+            if not renewed:
                 return
 
     async def _call(self, function: Callable[..., T], *args: Any, final: bool = False) -> T:

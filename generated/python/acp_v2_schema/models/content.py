@@ -222,7 +222,7 @@ class ResourceLink(_Model):
     """
     The media type of the resource, if known.
     """
-    size: Annotated[int | None, Field(ge=0)] = None
+    size: Annotated[int | None, Field(ge=0, le=18446744073709551615)] = None
     """
     The size of the resource in bytes, if known.
     """

@@ -78,8 +78,17 @@ class ElicitationAcceptAction(_Model):
     """
 
 
+_ElicitationContentValue1 = TypeAliasType(
+    "_ElicitationContentValue1",
+    Annotated[int, Field(ge=-9223372036854775808, le=9223372036854775807)],
+)
+"""
+A value the user entered in a form field: text, a number, a yes/no, a list, or other.
+"""
+
+
 ElicitationContentValue = TypeAliasType(
-    "ElicitationContentValue", str | int | float | bool | list[str] | Any
+    "ElicitationContentValue", str | _ElicitationContentValue1 | float | bool | list[str] | Any
 )
 """
 A value the user entered in a form field: text, a number, a yes/no, a list, or other.
@@ -138,11 +147,11 @@ class IntegerPropertySchema(_Model):
     """
     Help text for the field, if any.
     """
-    minimum: int | None = None
+    minimum: Annotated[int | None, Field(ge=-9223372036854775808, le=9223372036854775807)] = None
     """
     The smallest allowed value.
     """
-    maximum: int | None = None
+    maximum: Annotated[int | None, Field(ge=-9223372036854775808, le=9223372036854775807)] = None
     """
     The largest allowed value.
     """
@@ -231,11 +240,11 @@ class StringPropertySchema(_Model):
     """
     Help text for the field, if any.
     """
-    min_length: Annotated[int | None, Field(alias="minLength", ge=0)] = None
+    min_length: Annotated[int | None, Field(alias="minLength", ge=0, le=4294967295)] = None
     """
     The shortest allowed value, in characters.
     """
-    max_length: Annotated[int | None, Field(alias="maxLength", ge=0)] = None
+    max_length: Annotated[int | None, Field(alias="maxLength", ge=0, le=4294967295)] = None
     """
     The longest allowed value, in characters.
     """
@@ -357,11 +366,11 @@ class MultiSelectPropertySchema(_Model):
     """
     Help text for the field, if any.
     """
-    min_items: Annotated[int | None, Field(alias="minItems", ge=0)] = None
+    min_items: Annotated[int | None, Field(alias="minItems", ge=0, le=18446744073709551615)] = None
     """
     The fewest values the user must pick.
     """
-    max_items: Annotated[int | None, Field(alias="maxItems", ge=0)] = None
+    max_items: Annotated[int | None, Field(alias="maxItems", ge=0, le=18446744073709551615)] = None
     """
     The most values the user may pick.
     """

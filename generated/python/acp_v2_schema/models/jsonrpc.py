@@ -8,6 +8,12 @@ from typing_extensions import TypeAliasType
 from ._base import Meta as _Meta
 from ._base import Model as _Model
 
+_ErrorCode1 = TypeAliasType("_ErrorCode1", Annotated[int, Field(ge=-2147483648, le=2147483647)])
+"""
+A JSON-RPC error code: one of the codes JSON-RPC and ACP define, or any other integer.
+"""
+
+
 ErrorCode = TypeAliasType(
     "ErrorCode",
     Literal[-32700]
@@ -19,7 +25,7 @@ ErrorCode = TypeAliasType(
     | Literal[-32000]
     | Literal[-32002]
     | Literal[-32022]
-    | int,
+    | _ErrorCode1,
 )
 """
 A JSON-RPC error code: one of the codes JSON-RPC and ACP define, or any other integer.
@@ -45,7 +51,15 @@ class InvalidParamsErrorData(_Model):
     """
 
 
-RequestId = TypeAliasType("RequestId", int | str)
+_RequestId1 = TypeAliasType(
+    "_RequestId1", Annotated[int, Field(ge=-9223372036854775808, le=9223372036854775807)]
+)
+"""
+A JSON-RPC request id: a string or an integer, never null.
+"""
+
+
+RequestId = TypeAliasType("RequestId", _RequestId1 | str)
 """
 A JSON-RPC request id: a string or an integer, never null.
 """

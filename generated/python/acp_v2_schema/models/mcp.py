@@ -57,7 +57,7 @@ class McpError(_Model):
     An error object from an MCP server, passed on unchanged.
     """
 
-    code: int
+    code: Annotated[int, Field(ge=-2147483648, le=2147483647)]
     """
     The MCP error code.
     """

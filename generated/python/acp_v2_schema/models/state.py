@@ -19,27 +19,33 @@ class Usage(_Model):
     Token counts for a piece of work.
     """
 
-    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0)]
+    total_tokens: Annotated[int, Field(alias="totalTokens", ge=0, le=18446744073709551615)]
     """
     All tokens, counted together.
     """
-    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0)]
+    input_tokens: Annotated[int, Field(alias="inputTokens", ge=0, le=18446744073709551615)]
     """
     Tokens read as input.
     """
-    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0)]
+    output_tokens: Annotated[int, Field(alias="outputTokens", ge=0, le=18446744073709551615)]
     """
     Tokens produced as output.
     """
-    thought_tokens: Annotated[int | None, Field(alias="thoughtTokens", ge=0)] = None
+    thought_tokens: Annotated[
+        int | None, Field(alias="thoughtTokens", ge=0, le=18446744073709551615)
+    ] = None
     """
     Tokens spent on reasoning, if reported.
     """
-    cached_read_tokens: Annotated[int | None, Field(alias="cachedReadTokens", ge=0)] = None
+    cached_read_tokens: Annotated[
+        int | None, Field(alias="cachedReadTokens", ge=0, le=18446744073709551615)
+    ] = None
     """
     Tokens served from the prompt cache, if reported.
     """
-    cached_write_tokens: Annotated[int | None, Field(alias="cachedWriteTokens", ge=0)] = None
+    cached_write_tokens: Annotated[
+        int | None, Field(alias="cachedWriteTokens", ge=0, le=18446744073709551615)
+    ] = None
     """
     Tokens written to the prompt cache, if reported.
     """

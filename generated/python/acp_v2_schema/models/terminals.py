@@ -25,7 +25,9 @@ class TerminalExitStatus(_Model):
     How a terminal's process ended.
     """
 
-    exit_code: Annotated[int | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[
+        int | None, Field(alias="exitCode", ge=-9223372036854775808, le=9223372036854775807)
+    ] = None
     """
     The exit code, if the process exited normally.
     """

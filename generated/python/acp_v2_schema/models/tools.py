@@ -51,7 +51,7 @@ class ToolCallLocation(_Model):
     """
     The file, as an absolute path.
     """
-    line: Annotated[int | None, Field(ge=1)] = None
+    line: Annotated[int | None, Field(ge=1, le=4294967295)] = None
     """
     The line in the file, counted from 1, if known.
     """

@@ -113,11 +113,11 @@ class UsageUpdate(_Model):
     """
     Always "usage_update": selects this variant.
     """
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[int, Field(ge=0, le=18446744073709551615)]
     """
     Tokens in the context window now.
     """
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0, le=18446744073709551615)]
     """
     The size of the context window, in tokens.
     """
