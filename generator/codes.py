@@ -82,6 +82,11 @@ _TABLE: tuple[Code, ...] = (
     Code("invalid-envelope", "types", "an x-envelope declaration names no known message kind or sender"),
     Code("fallback-name-taken", "types", "a type takes the name generated for the fallback variant of an open union"),
     Code("invalid-refinement", "types", "x-refinedBy names no property of its type, or no branch fixes that property"),
+    Code(
+        "invalid-lenience",
+        "types",
+        "an x-deserialize-* annotation off a property, or where it cannot work (skipping items of a non-array, ...)",
+    ),
     Code("retry-class-enum-mismatch", "types", "the RetryClass enum does not list the classes in order"),
     # -- methods
     Code("duplicate-method", "methods", "two files define the same (method, kind) entry"),

@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import envelopes, examples, model, naming, refinements, schema_check, unions
+from . import envelopes, examples, lenience, model, naming, refinements, schema_check, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -255,6 +255,8 @@ class Checker:
                     f" variant of the open union {name!r}; rename it"
                 )
                 self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
+            for at, message in lenience.problems(schema):
+                self.error(doc, ("types", name, *at), "invalid-lenience", message)
             problem = refinements.problem(schema)
             if problem is not None:
                 self.error(doc, ("types", name, refinements.REFINED_BY), "invalid-refinement", problem)
@@ -518,7 +520,8 @@ class Checker:
             ),
             methods=methods,
             types=tuple(
-                model.TypeDef(name, derived(schema), doc.display) for name, (doc, schema) in sorted(self.types.items())
+                model.TypeDef(name, derived(schema), doc.display, lenience.lenience(schema))
+                for name, (doc, schema) in sorted(self.types.items())
             ),
             families=tuple(
                 sorted(

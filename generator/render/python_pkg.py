@@ -27,7 +27,7 @@ from .. import paths, refinements, unions
 from ..incremental import memoized_each
 from ..model import Spec
 from ..semantics import REF_PREFIX
-from . import codegen, described, open_unions, policy, protocol, schema
+from . import codegen, described, lenient_rules, open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render_output
@@ -122,6 +122,20 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True, keep_unknown_fiel
     modules, owners = split_models(_on_base_model(source), families)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
+    files[paths.PYTHON_SALVAGE] = render_output(
+        paths.PYTHON_SALVAGE,
+        header=python_header(),
+        rules=lenient_rules.rules(spec, source),
+        flags=", ".join(
+            str(f)
+            for f in (
+                lenient_rules.ON_ERROR,
+                lenient_rules.SKIP_INVALID_ITEMS,
+                lenient_rules.ON_NULL,
+                lenient_rules.REQUIRED,
+            )
+        ),
+    )
     files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header(), config=config, meta=_META_ANNOTATION)
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):

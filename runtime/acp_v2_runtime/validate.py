@@ -6,6 +6,12 @@ by `method`, responses by the `id` of a request seen on an earlier line, and par
 validated with the generated models. Each problem is printed as soon as it is found, as `line N: method: error`;
 the exit status is 1 when there is any, 0 otherwise, and 2 when FILE cannot be read.
 
+A message that is valid only once ACP's lenient-parsing rules have salvaged it (a bad value dropped where the
+schema marks `x-deserialize-default-on-error`, a bad item skipped where it marks `x-deserialize-skip-invalid-items`,
+a null taken as omitted where it marks `x-deserialize-default-on-null`) is accepted, as ACP's SDKs accept it, and
+each salvage is printed as `line N: method: warning: ...`; warnings leave the exit status alone. With --strict,
+each salvage is an error instead.
+
 Methods whose names start with `_` are extensions: their params and results are not checked, but their responses
 are still matched. A response whose request was not seen is reported, since nothing says what it answers.
 """
@@ -28,15 +34,17 @@ class Problem:
     line: int
     method: str
     message: str
+    warning: bool = False  # a value the lenient rules salvaged: reported, but the message is accepted
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.method}: {self.message}"
+        return f"line {self.line}: {self.method}: {'warning: ' if self.warning else ''}{self.message}"
 
 
-def validate_lines(lines: Iterable[str | bytes]) -> Iterator[Problem]:
+def validate_lines(lines: Iterable[str | bytes], *, strict: bool = False) -> Iterator[Problem]:
     """Every problem in a stream of newline-delimited JSON-RPC messages, as each line is read.
 
-    Lines may be bytes (a line that is not UTF-8 is then reported) or text; blank lines are skipped.
+    Lines may be bytes (a line that is not UTF-8 is then reported) or text; blank lines are skipped. Each value
+    salvaged by the lenient rules is a warning, or with `strict` an error.
     """
     reader = MessageReader()
     for number, line in enumerate(lines, start=1):
@@ -44,6 +52,12 @@ def validate_lines(lines: Iterable[str | bytes]) -> Iterator[Problem]:
             if isinstance(message, Invalid):
                 for text in message.problems:
                     yield Problem(number, message.method or "-", text)
+                continue
+            # the member the models read: params, result or error (extensions keep plain JSON, which salvages nothing)
+            for where in ("params", "result", "error"):
+                for salvage in getattr(getattr(message, where, None), "model_salvaged", ()):
+                    text = f"{where}.{salvage}"
+                    yield Problem(number, message.method or "-", text, warning=not strict)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", nargs="?", default="-", help="newline-delimited JSON-RPC (default: stdin)")
+    parser.add_argument(
+        "--strict", action="store_true", help="report each value the lenient rules salvaged as an error, not a warning"
+    )
     return parser
 
 
@@ -64,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
     if hasattr(stdout, "reconfigure"):
         stdout.reconfigure(errors="backslashreplace")
-    found = 0
+    found = warned = 0
     seen = [0]
 
     def counted(stream: Iterable[bytes]) -> Iterator[bytes]:
@@ -75,13 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Binary lines, split on LF only: a CR is JSON whitespace, not the end of a message.
         with sys.stdin.buffer if args.file == "-" else Path(args.file).open("rb") as stream:
-            for problem in validate_lines(counted(stream)):
-                found += 1
+            for problem in validate_lines(counted(stream), strict=args.strict):
+                found += not problem.warning
+                warned += problem.warning
                 print(problem, flush=True)
     except OSError as exc:
         print(f"cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
-    summary = f"{seen[0]} line(s), {found} problem(s)"
+    summary = f"{seen[0]} line(s), {found} problem(s)" + (f", {warned} warning(s)" if warned else "")
     print(summary, file=sys.stderr)
     return 1 if found else 0
 
