@@ -4,7 +4,9 @@ The spec's `x-deserialize-*` annotations (generator/lenience.py) are per type an
 that datamodel-code-generator named, some of them made up (the variants of a union written inline). The table is
 read off the final models source: a type that is a class names itself; a type that is a union alias stands for
 every class its members reach (a property of the union's own is a property of each variant), and a property of
-one inline branch for the classes that branch's member reaches. At run time a class also takes the rules of the
+one inline branch for the classes that branch's member reaches. A refined object (generator/refinements.py) is one
+flattened class that takes its branches' properties, so it takes the rules of the types its branches name too.
+At run time a class also takes the rules of the
 classes it derives from (models/_salvage.py), so a variant that extends a spec type salvages what that type does.
 """
 
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import ast
 
-from ..model import Spec
+from .. import refinements
+from ..model import Lenience, Spec
+from ..semantics import REF_PREFIX
 
 # The flags of one field, as models/_salvage.py reads them.
 ON_ERROR, SKIP_INVALID_ITEMS, ON_NULL, REQUIRED = 1, 2, 4, 8
@@ -49,9 +53,10 @@ def rules(spec: Spec, source: str) -> dict[str, dict[str, int]]:
             return []
         return [c for member in aliases[name] for c in reached(member, seen | {name})]
 
+    by_name = {t.name: t for t in spec.types}
     table: dict[str, dict[str, int]] = {}
     for t in spec.types:
-        for item in t.lenience:
+        for item in (*t.lenience, *_refined_branches(t.schema, by_name, {i.property for i in t.lenience})):
             flags = (
                 (ON_ERROR if item.default_on_error else 0)
                 | (SKIP_INVALID_ITEMS if item.skip_invalid_items else 0)
@@ -70,3 +75,21 @@ def rules(spec: Spec, source: str) -> dict[str, dict[str, int]]:
             for target in targets:
                 table.setdefault(target, {})[item.property] = flags
     return {name: dict(sorted(fields.items())) for name, fields in sorted(table.items())}
+
+
+def _refined_branches(schema: dict, by_name: dict, own: set[str]) -> list[Lenience]:
+    """The lenient properties that a refined object's branches bring from the types they name (its own win)."""
+    if refinements.refined_by(schema) is None:
+        return []
+    found: list[Lenience] = []
+    for branch in schema["anyOf"]:
+        if not isinstance(branch, dict):
+            continue
+        refs = [branch.get("$ref")] + [part.get("$ref") for part in branch.get("allOf", []) if isinstance(part, dict)]
+        for ref in refs:
+            if isinstance(ref, str) and ref.removeprefix(REF_PREFIX) in by_name:
+                for item in by_name[ref.removeprefix(REF_PREFIX)].lenience:
+                    if not item.branch and item.property not in own:
+                        own.add(item.property)
+                        found.append(item)
+    return found

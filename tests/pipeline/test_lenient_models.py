@@ -246,3 +246,27 @@ def test_the_meta_schema_takes_the_annotations_with_true_only():
 
     assert list(validator.iter_errors(types_file(True))) == []
     assert list(validator.iter_errors(types_file(False))) != []
+
+
+def test_every_rule_names_a_model_class_and_one_of_its_fields():
+    from acp_v2_schema.models import _salvage
+
+    assert _salvage.RULES
+    for name, fields in _salvage.RULES.items():
+        cls = getattr(models, name)
+        cls.model_rebuild()  # a field whose annotation names a later class learns its alias at the build
+        wire = {f.alias or n for n, f in cls.model_fields.items()}
+        assert set(fields) <= wire, (name, set(fields) - wire)
+
+
+def test_every_params_and_result_type_gets_a_lenient_validator():
+    from acp_v2_schema.models import _salvage
+    from acp_v2_schema.reader import ROUTES
+
+    names = sorted({n for route in ROUTES.values() for n in route if n} | {"Error"})
+    for name in names:
+        target = getattr(models, name)
+        try:
+            _salvage.validate(target, {"_meta": 5})
+        except ValidationError as error:
+            assert all(e["loc"][:1] != ("_meta",) for e in error.errors()), (name, error)

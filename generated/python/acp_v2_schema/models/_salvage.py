@@ -331,6 +331,7 @@ RULES: dict[str, dict[str, int]] = {
     "IdleStateUpdate": {
         "_meta": 1,
         "background": 1,
+        "error": 1,
         "stopReason": 1,
         "usage": 1,
     },
