@@ -1015,7 +1015,8 @@ def _reason(error: ValidationError, key: str, index: int | None) -> str:
     ]
     if not mine:
         return "not valid"
-    loc, message = mine[0]
+    # the shallowest error, the last of those: of a union's choices, the open one (`str` of an open enum) comes last
+    loc, message = min(reversed(mine), key=lambda found: len(found[0]))
     inner = ".".join(str(part) for part in loc)
     return f"{inner}: {message}" if inner else message
 
