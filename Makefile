@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # The generated package and the hand-written runtime, installed editable once generated/ exists.
 PACKAGES := $(VENV)/.packages-stamp
 
-.PHONY: generate check validate compat lint format test pytest fuzz bench golden docs serve clean
+.PHONY: generate check validate compat lint format test pytest fuzz bench golden docs serve dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,10 @@ $(PACKAGES): $(STAMP) generated/python/pyproject.toml runtime/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e generated/python -e runtime
 	touch $@
 
-generate: $(STAMP) ## validate spec/ and write generated/ and site/reference/
+# Generating also installs both packages editable (once), so the README's runtime commands work straight after it.
+generate: $(STAMP) ## validate spec/, write generated/ and site/reference/, install both packages into .venv
 	$(PY) -m generator generate
+	@$(MAKE) --no-print-directory $(PACKAGES)
 
 check: $(STAMP) ## 0 up to date, 1 drift (files named, fix printed), 2 spec error
 	$(PY) -m generator check
@@ -63,5 +65,13 @@ docs: $(STAMP) generate
 serve: $(STAMP) generate
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
+# Wheels and sdists of both distributions into dist/, each checked by `twine check --strict`.
+DIST := dist
+dist: $(STAMP) check ## build acp-v2-schema and acp-v2-runtime (wheel and sdist each) into dist/
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) generated/python
+	$(PY) -m build --outdir $(DIST) runtime
+	$(PY) -m twine check --strict $(DIST)/*
+
 clean:
-	rm -rf build .cache .pytest_cache .ruff_cache
+	rm -rf build dist .cache .pytest_cache .ruff_cache

@@ -7,6 +7,8 @@
 - Changes: the "Changes" page is written here, at build time, from the git history (`v*` release tags and the work
   tree) by generator/diff/changelog.py. It is not a `make generate` output, so that `make check` stays a function of
   spec/ alone, whatever tags a clone has.
+- Search: diagram sources (mermaid blocks) are kept out of the search index, so a result's preview shows prose, not
+  `flowchart TD` and arrows.
 - Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
   instead (taken once with `npm pack` through generator/fetch.py and checked against its published sha512), so
   diagrams render offline and no page asks a third party for code.
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -38,6 +41,8 @@ METHODS_TITLE = "Methods"
 TYPES_DIR = paths.docs_relative(paths.TYPES_DIR) + "/"
 TYPES_TITLE = "Types"
 RETRY_TABLE = paths.docs_relative(paths.RETRY_TABLE_PAGE)
+# The element pymdownx.superfences writes for a mermaid fence (the `class: mermaid` of mkdocs.yml).
+MERMAID_BLOCK = re.compile(r'<pre class="mermaid"(?=[\s>])')
 
 
 def _root(config: MkDocsConfig) -> Path:
@@ -92,8 +97,8 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
         pages = [f.page for f in files.documentation_pages() if f.src_uri.startswith(prefix) and f.page]
         if not pages:
             continue
-        # the section's index page (if any) first, then the rest by file name
-        section = Section(title, sorted(pages, key=lambda p: (not p.file.src_uri.endswith("index.md"), p.file.src_uri)))
+        # the section's index page (if any) first, then the rest by the title a reader sees
+        section = Section(title, sorted(pages, key=_nav_order))
         for page in section.children:
             page.parent = section
         # Beside the retry table when it sits in a section (Reference), else at the end of the top level.
@@ -108,6 +113,15 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
     return nav
 
 
+def _nav_order(page: Page) -> tuple[bool, str, str]:
+    """Index first, then by shown title (front matter `title:`, as the page renders it), case-insensitively."""
+    from mkdocs.utils.meta import get_data
+
+    _, meta = get_data(page.file.content_string)
+    shown = str(meta.get("title") or page.file.src_uri)
+    return (not page.file.src_uri.endswith("index.md"), shown.casefold(), page.file.src_uri)
+
+
 def _pages_in(items: list) -> list[Page]:
     out: list[Page] = []
     for item in items:
@@ -116,6 +130,12 @@ def _pages_in(items: list) -> list[Page]:
         elif isinstance(item, Section):
             out.extend(_pages_in(item.children))
     return out
+
+
+# -- search -----------------------------------------------------------------------------------------------
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    """Mark diagram sources so the search plugin skips them (it honours `data-search-exclude`)."""
+    return MERMAID_BLOCK.sub('<pre class="mermaid" data-search-exclude', html)
 
 
 # -- edit links -------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ audit cannot run (a spec error, an unreadable schema, no network).
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -112,10 +111,9 @@ def audit_spec(spec: Any, schema_path: Path, stable_path: Path | None) -> Report
 
 def _read_schema(path: Path) -> dict[str, Any]:
     """A published schema document; ValueError when it is not a JSON object."""
-    try:
-        data = json.loads(path.read_bytes())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from None
+    from .jsonfile import read_json
+
+    data = read_json(path.read_bytes(), str(path))  # SpecError with a located diagnostic when it is not JSON
     if not isinstance(data, dict) or not isinstance(data.get("$defs", {}), dict):
         raise ValueError(f"{path} is not a JSON Schema document with $defs")
     return data
@@ -145,6 +143,9 @@ def main(schema: Path | None, stable: Path | None, root: Path, spec_dir: Path) -
                 stable = schema.parent / "schema.json"
         try:
             report = audit_spec(spec, schema, stable)
+        except SpecError as exc:
+            sys.stderr.write(exc.report("nothing was compared"))
+            return 2
         except (OSError, ValueError) as exc:
             print(f"audit: {exc}", file=sys.stderr)
             return 2

@@ -43,6 +43,7 @@ _TABLE: tuple[Code, ...] = (
     Code("file-too-large", "files", "a spec file is larger than the size limit"),
     Code("unreadable-file", "files", "a spec file exists but cannot be read"),
     Code("not-utf8", "files", "a spec file is not valid UTF-8"),
+    Code("invisible-character", "files", "a control, format or bidirectional character written literally in a file"),
     Code("invalid-meta-schema", "files", "a meta-schema in spec/meta/ is not valid JSON or not valid JSON Schema"),
     Code("no-methods", "files", "the spec defines no methods at all"),
     # -- yaml
@@ -104,6 +105,7 @@ _TABLE: tuple[Code, ...] = (
     Code("name-collision", "names", "two spec names become the same file name or symbol in some output"),
     Code("reserved-name", "names", "a spec name becomes a reserved word or a taken symbol in some output language"),
     # -- examples
+    Code("missing-example", "examples", "an entry has no worked example while the spec has examples for others"),
     Code("unknown-example", "examples", "an example file is not named after any method entry's slug"),
     Code("example-method-mismatch", "examples", "an example message names another method"),
     Code("example-message-shape", "examples", "an example message is not a well-formed request, response or notice"),
@@ -130,7 +132,7 @@ _TABLE: tuple[Code, ...] = (
     Code("duplicate-acceptance", "accepted", "the same break (rule, subject, release) is accepted twice"),
     # -- diff
     Code("not-a-schema", "diff", "a schema file to compare has no $defs, so it is not an ACP schema"),
-    Code("invalid-json", "diff", "a schema file to compare is not valid JSON"),
+    Code("invalid-json", "diff", "a schema file to compare is not JSON (NaN, infinities, over-long integers included)"),
 )
 
 CODES: dict[str, Code] = {code.name: code for code in _TABLE}

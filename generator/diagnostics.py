@@ -55,11 +55,11 @@ class SpecError(Exception):
         self.diagnostics = sorted(set(diagnostics))
         super().__init__(f"{len(self.diagnostics)} error(s) in the spec")
 
-    def report(self) -> str:
-        """All diagnostics, one per line, then a count."""
+    def report(self, outcome: str = "nothing was written") -> str:
+        """All diagnostics, one per line, then a count and what the command did not do because of them."""
         lines = [d.format() for d in self.diagnostics]
         count = len(self.diagnostics)
-        lines.append(f"{count} error{'s' if count != 1 else ''}; nothing was written.")
+        lines.append(f"{count} error{'s' if count != 1 else ''}; {outcome}.")
         return "\n".join(lines) + "\n"
 
 

@@ -190,15 +190,29 @@ def _check_one(
                     f"result does not match {result_type}: {problem.message}",
                 )
     if key_param is not None:
-        values = {repr(value) for _, value in keys}
-        if any(value is None for _, value in keys) or len(values) > 1:
-            where = next((path for path, value in keys if value is None), keys[-1][0] if keys else ("steps",))
-            report(
-                where,
-                "example-key-mismatch",
-                f"every attempt of a keyed entry carries the same, non-null {key_param}",
-            )
+        for fault in _key_faults(keys, key_param):
+            report(*fault)
     return problems == 0
+
+
+def _key_faults(keys: list[tuple[DataPath, Any]], key_param: str) -> list[tuple[DataPath, str, str]]:
+    """What is wrong with the keys of a keyed example's attempts, one fault per attempt that has one."""
+    first = next((value for _, value in keys if value is not None), None)
+    faults = []
+    for number, (path, value) in enumerate(keys, start=1):
+        if value is None:
+            also = f"; resend the first key, {first!r}" if first is not None else ": give every attempt the same key"
+            faults.append((path, "example-key-mismatch", f"attempt {number} carries no {key_param}{also}"))
+        elif value != first:
+            faults.append(
+                (
+                    path,
+                    "example-key-mismatch",
+                    f"attempt {number} carries {key_param} {value!r}, but an earlier attempt carries {first!r}: "
+                    "a retry resends the key of the first attempt",
+                )
+            )
+    return faults
 
 
 def _build(doc: Document) -> model.Example:

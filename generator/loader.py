@@ -7,7 +7,10 @@ lets us refuse, each with a diagnostic of its own and without a traceback:
 - duplicate keys (PyYAML silently keeps the last), merge keys, tags and complex keys;
 - nesting deeper than `MAX_DEPTH` (deep recursion later would crash the checks and the renderers);
 - aliases that refer to the collection they sit in, or that expand to more than `MAX_ALIAS_VALUES` values;
-- values JSON cannot hold: dates and times, binary, NaN and infinities, integers beyond 64 bits, lone surrogates.
+- values JSON cannot hold: dates and times, binary, NaN and infinities, integers beyond 64 bits, lone surrogates;
+- invisible characters written literally anywhere in the file (bidirectional overrides and isolates, zero-width
+  and other format characters, control characters): they would reach docstrings and schemas unseen, and make text
+  read differently from what it is ("Trojan Source"). Escapes such as `"\u202e"` stay allowed: they are visible.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import copy
 import datetime
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,6 +303,39 @@ def _not_json(value: Any) -> str | None:
     return None
 
 
+# Tab, line feed and carriage return are the only control characters YAML text needs.
+_ALLOWED_CONTROLS = frozenset("\t\n\r")
+
+
+def _invisible(char: str) -> bool:
+    """Whether `char` is invisible or reorders text: a control (Cc), format (Cf) or line/paragraph separator."""
+    if char in _ALLOWED_CONTROLS:
+        return False
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def invisible_characters(text: str, display: str) -> list[Diagnostic]:
+    """One diagnostic for each invisible character written literally in `text` (a leading BOM is allowed)."""
+    found = []
+    line, start = 1, 0
+    for offset, char in enumerate(text):
+        if char == "\n":
+            line, start = line + 1, offset + 1
+        elif (char > "~" or char < " ") and _invisible(char) and not (offset == 0 and char == "\ufeff"):
+            name = unicodedata.name(char, "a control character")
+            message = f"invisible character U+{ord(char):04X} ({name}); write it as an escape if it is meant"
+            found.append(Diagnostic(Location(display, line, offset - start + 1), "invisible-character", message))
+    return found
+
+
+def _syntax_location(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int]:
+    """Where a syntax error is: the construct's start when the file ends inside it (an unclosed quote)."""
+    mark = exc.problem_mark or exc.context_mark
+    if exc.context_mark is not None and (mark is None or mark.index >= len(text.rstrip())):
+        mark = exc.context_mark
+    return (mark.line + 1, mark.column + 1) if mark else (1, 1)
+
+
 def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diagnostic]) -> Document | None:
     """Parse the bytes of one spec file. Problems go to `diagnostics`; returns None when nothing usable is left."""
     try:
@@ -309,19 +346,23 @@ def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diag
     doc = Document(path=path, display=display, data=None)
     builder = _Builder(doc, diagnostics)
     before = len(diagnostics)
+    hidden = invisible_characters(text, display)
+    diagnostics.extend(hidden)
     try:
         for event in yaml.parse(text, Loader=_Loader):
             builder.feed(event)
     except _Abort:
         return None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        line, col = _syntax_location(exc, text)
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
         diagnostics.append(Diagnostic(Location(display, line, col), "yaml-syntax", problem or "invalid YAML"))
         return None
-    except yaml.YAMLError as exc:  # e.g. a reader error on a control character
-        diagnostics.append(Diagnostic(Location(display), "yaml-syntax", str(exc).splitlines()[0]))
+    except yaml.YAMLError as exc:  # a reader error on a control character, already reported with its position
+        if not hidden:
+            diagnostics.append(Diagnostic(Location(display), "yaml-syntax", str(exc).splitlines()[0]))
+        return None
+    if hidden:  # the data parsed, but its text is not what it looks like: nothing of it goes further
         return None
     if builder.documents == 0:
         diagnostics.append(Diagnostic(Location(display), "empty-file", "the file is empty"))

@@ -8,7 +8,7 @@ problem of every file joins one report; the model is built only from a spec with
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from . import identifiers, semantics
 from .diagnostics import Diagnostic, Location, SpecError
@@ -38,12 +38,15 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, pars
     snapshot = snapshot or read_spec(spec_dir, root)
     diagnostics: list[Diagnostic] = list(snapshot.diagnostics)
     docs: dict[str, list[Document]] = {}
+    unsound: dict[str, list[Document]] = {}
     for kind in KINDS:
-        docs[kind.name] = _load_kind(kind, snapshot, diagnostics, parsed)
+        docs[kind.name] = _load_kind(kind, snapshot, diagnostics, parsed, unsound.setdefault(kind.name, []))
     if not docs["classes"]:
         raise SpecError(diagnostics)  # every meaning check reads the vocabulary
     # Meaning checks run even when some files failed their structure check, so that one run shows everything.
     checker = semantics.Checker(docs)
+    checker.unsound = unsound
+    checker.file_stems = {kind.name: {PurePath(rel).stem for rel in snapshot.matching(kind.pattern)} for kind in KINDS}
     checker.memo = parsed
     for kind in KINDS:
         kind.check(checker)
@@ -55,9 +58,16 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, pars
 
 
 def _load_kind(
-    kind: SpecKind, snapshot: Snapshot, diagnostics: list[Diagnostic], parsed: ParseCache | None = None
+    kind: SpecKind,
+    snapshot: Snapshot,
+    diagnostics: list[Diagnostic],
+    parsed: ParseCache | None = None,
+    unsound: list[Document] | None = None,
 ) -> list[Document]:
-    """The structurally sound documents of one kind; every problem met goes to `diagnostics`."""
+    """The structurally sound documents of one kind; every problem met goes to `diagnostics`.
+
+    Documents that parsed but failed their structure check go to `unsound` (when given) for the partial meaning
+    checks that cope with any shape."""
     rels = snapshot.matching(kind.pattern)
     if not rels:
         unread = any(d.location.file.startswith(snapshot.display(kind.folder)) for d in snapshot.diagnostics)
@@ -89,6 +99,8 @@ def _load_kind(
         diagnostics.extend(problems)
         if doc is not None and (not problems or not kind.sound_only):
             out.append(doc)
+        elif doc is not None and unsound is not None:
+            unsound.append(doc)
     return out
 
 

@@ -36,6 +36,9 @@ class Checker:
         self.method_docs = docs.get("methods", [])
         self.type_docs = docs.get("types", [])
         self.example_docs = docs.get("examples", [])
+        # Files that parsed but failed their structure check, by kind: only partial checks read them.
+        self.unsound: dict[str, list[Document]] = {}
+        self.file_stems: dict[str, set[str]] = {}  # the file names (without suffix) of every kind, read or not
         self.examples: dict[str, model.Example] = {}
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
@@ -357,6 +360,12 @@ class Checker:
             self._check_key(doc, data)
             self._check_types_named(doc, data)
             self._check_variants(doc, data, class_names)
+        # A file with a structure error (a bad `kind:`, say) still gets the checks its sound parts allow, so that
+        # a key parameter problem is not hidden until the next run.
+        for doc in self.unsound.get("methods", []):
+            data = _usable_method(doc.data)
+            if data is not None:
+                self._check_key(doc, data)
 
     def _known_class(self, doc: Document, path: DataPath, name: str, class_names: list[str]) -> bool:
         if name in class_names:
@@ -400,17 +409,19 @@ class Checker:
             return
         if params not in self.types:
             return  # reported as unknown-type by _check_types_named
-        if params in self.bad_types:
-            return  # reported with the type
+        # A type with problems elsewhere (a dangling $ref, say) is still checked here when its properties can
+        # be read: the key parameter's own problem belongs in the same report.
         schema = self.types[params][1]
-        prop = schema.get("properties", {}).get(key_param)
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        prop = properties.get(key_param) if isinstance(properties, dict) else None
         if not isinstance(prop, dict):
             self.error(
                 doc, ("retry", "keyParam"), "bad-key-param", f"params type {params!r} has no property {key_param!r}"
             )
             return
         problems = []
-        if key_param in schema.get("required", ()):
+        required = schema.get("required", ())
+        if isinstance(required, list) and key_param in required:
             problems.append("it is required")
         if not _is_nullable_key(prop):
             problems.append(f"its schema is not anyOf [$ref {REF_PREFIX}{IDEMPOTENCY_KEY_TYPE}, type: null]")
@@ -479,6 +490,22 @@ class Checker:
         self.examples = examples.check_examples(
             self.example_docs, self.method_docs, schemas, self.error, self.type_refs, memo=self.memo
         )
+        self._check_every_entry_has_an_example()
+
+    def _check_every_entry_has_an_example(self) -> None:
+        """Once a spec has worked examples, each entry needs one: a new method without one is named here."""
+        present = self.file_stems.get("examples", set())
+        if not present:
+            return  # a spec without spec/examples/ (a small fixture, say) has pages without examples
+        twins = naming.twins([d.data["method"] for d in self.method_docs])
+        for doc in self.method_docs:
+            slug = naming.method_slug(doc.data["method"], doc.data["kind"], has_twin=doc.data["method"] in twins)
+            if slug not in present:
+                message = (
+                    f"{doc.data['kind']} {doc.data['method']!r} has no worked example: add spec/examples/{slug}.yaml "
+                    "(the first attempt and a retry, checked against the types; copy a neighbour)"
+                )
+                self.error(doc, ("method",), "missing-example", message)
 
     # -- the model ------------------------------------------------------------------------------------
     def _key_rules(self) -> model.KeyRules | None:
@@ -599,6 +626,19 @@ def _method(doc: Document, *, has_twin: bool) -> model.Method:
 def _with_example(method: model.Method, found: dict[str, model.Example]) -> model.Method:
     example = found.get(method.slug)
     return method if example is None else dataclasses.replace(method, example=example)
+
+
+def _usable_method(data: Any) -> dict[str, Any] | None:
+    """The parts of a structurally unsound method file that the key check can read, or None."""
+    if not isinstance(data, dict) or not isinstance(data.get("retry"), dict):
+        return None
+    retry = data["retry"]
+    if not isinstance(retry.get("class"), str) or not isinstance(retry.get("keyParam", ""), str):
+        return None
+    usable: dict[str, Any] = {"retry": {k: retry[k] for k in ("class", "keyParam") if k in retry}}
+    if isinstance(data.get("params"), str):
+        usable["params"] = data["params"]
+    return usable
 
 
 def _is_nullable_key(prop: dict[str, Any]) -> bool:

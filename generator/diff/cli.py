@@ -82,4 +82,19 @@ def run(args: argparse.Namespace) -> int:
         findings = compare(old, new, include_all=args.all)
     sys.stdout.write(report.as_json(findings) if args.format == "json" else report.text(findings))
     print(report.summary(findings, old_source.label, new_source.label), file=sys.stderr)
-    return EXIT_BREAKING if report.failing(findings) else EXIT_OK
+    if report.failing(findings):
+        from ..kinds import by_name  # the file's name is written once, in the table of spec file kinds
+        from .accepted import KIND
+
+        accepted_file = (spec_dir / by_name(KIND).pattern).as_posix()
+        print(report.accept_hint(findings, _shown(accepted_file, root)), file=sys.stderr)
+        return EXIT_BREAKING
+    return EXIT_OK
+
+
+def _shown(path: str, root: Path) -> str:
+    """`path` relative to the project root when it lies inside it (as the README names it), else as given."""
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path

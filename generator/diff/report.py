@@ -27,6 +27,17 @@ def failing(findings: list[Finding]) -> bool:
     return any(f.severity == BREAKING for f in findings)
 
 
+def accept_hint(findings: list[Finding], accepted_file: str) -> str:
+    """What to do about the unaccepted breaks: undo them, or list each one, with a reason, in `accepted_file`."""
+    breaks = sorted({(f.rule, f.subject) for f in findings if f.severity == BREAKING})
+    first_rule, first_subject = breaks[0]
+    return (
+        f"{len(breaks)} breaking change(s) not accepted. Undo them, or, if a break is meant, list it in "
+        f"{accepted_file} under `accepted:` with its rule, subject, the release that ships it and a reason, e.g. "
+        f"- {{rule: {first_rule}, subject: {json.dumps(first_subject)}, version: X.Y.Z, reason: ...}}"
+    )
+
+
 def summary(findings: list[Finding], old: str, new: str) -> str:
     """One line: how many changes of each severity, between which versions."""
     counts = Counter(f.severity for f in findings)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Diagnostic, Location, SpecError, display_path
+from ..jsonfile import read_json
 from ..loader import DataPath, Document
 from ..parsecache import Entry, ParseCache
 from .accepted import KIND as ACCEPTED_KIND
@@ -306,13 +306,7 @@ def _entries(defs: dict[str, Any]) -> dict[tuple[str, str], tuple[str | None, st
 
 
 def _read_json(path: Path, display: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SpecError([Diagnostic(Location(display), "not-utf8", f"not valid UTF-8 ({exc.reason})")]) from None
-    except json.JSONDecodeError as exc:
-        where = Location(display, exc.lineno, exc.colno)
-        raise SpecError([Diagnostic(where, "invalid-json", exc.msg)]) from None
+    return read_json(path.read_bytes(), display)
 
 
 # -- git ------------------------------------------------------------------------------------------------------

@@ -78,6 +78,9 @@ def test_accepted_breaks_are_scoped_by_release(tmp_path: Path) -> None:
     result = run_generator("diff", "--root", str(root))
     assert result.status == 1 and "breaking[retry-class-less-forgiving]" in result.out
     assert "accepted-break-unused" not in result.out
+    # the report says how a deliberate break is accepted, with an entry to copy
+    assert "list it in spec/accepted-breaks.yaml under `accepted:`" in result.err
+    assert '- {rule: retry-class-less-forgiving, subject: "session/new", version: X.Y.Z, reason: ...}' in result.err
 
 
 def test_bad_accepted_breaks_file_gets_positions_and_exit_2(tmp_path: Path) -> None:

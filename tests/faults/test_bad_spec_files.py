@@ -299,7 +299,7 @@ def test_audit_with_a_schema_that_is_not_json(tmp_path: Path) -> None:
     schema = tmp_path / "schema.unstable.json"
     schema.write_text("[1, 2", encoding="utf-8")
     run = run_generator("audit", str(schema), "--root", str(root))
-    assert run.status == 2 and "is not JSON" in run.err and "Traceback" not in run.err
+    assert run.status == 2 and "error[invalid-json]: " in run.err and "Traceback" not in run.err
 
 
 def test_method_whose_constant_is_taken_by_the_protocol_module(tmp_path: Path) -> None:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import tarfile
 import venv
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -68,32 +65,3 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-
-
-@pytest.mark.slow
-def test_wheel_and_sdist_carry_the_license_and_metadata(tmp_path: Path) -> None:
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = str(env_dir / "bin" / "python")
-    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "hatchling>=1.27"]
-    subprocess.run(pip, check=True, capture_output=True, cwd=tmp_path)
-    source = tmp_path / "src"
-    shutil.copytree(ROOT / paths.PYTHON_DIST, source)
-    build = [python, "-m", "hatchling", "build", "-d", str(tmp_path / "dist")]
-    subprocess.run(build, check=True, capture_output=True, cwd=source)
-    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
-    assert "Apache License" in license_text and "Version 2.0" in license_text
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        licenses = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
-        assert licenses, names
-        assert archive.read(licenses[0]).decode() == license_text
-        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    for field in ("License-Expression: Apache-2.0", "Classifier: Typing :: Typed", "Project-URL: Homepage", "Author"):
-        assert field in metadata, field
-    (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
-    with tarfile.open(sdist) as archive:
-        member = next(m for m in archive.getmembers() if m.name.endswith("/LICENSE"))
-        extracted = archive.extractfile(member)
-        assert extracted is not None and extracted.read().decode() == license_text

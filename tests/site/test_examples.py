@@ -64,6 +64,11 @@ def test_retry_with_another_key_or_the_same_id_is_reported(spec_copy: Path, tmp_
     lines = "\n".join(_codes(spec_copy, tmp_path))
     assert "error[example-key-mismatch]" in lines
     assert "error[example-duplicate-id]" in lines
+    # the message names the fault (which attempt, which key), not only the rule
+    assert (
+        "attempt 2 carries idempotencyKey '00002a9e-85d1-4c7b-9e0a-6b14f2d8c5a7', "
+        "but an earlier attempt carries '3f6c2a9e-85d1-4c7b-9e0a-6b14f2d8c5a7'"
+    ) in lines
 
 
 def test_an_example_for_no_method_is_reported(spec_copy: Path, tmp_path: Path):

@@ -39,8 +39,28 @@ def test_retry_table_has_one_row_per_policy_entry(site_url, browser_page):
     page.goto(f"{site_url}/reference/retry-classes/")
     rows = _rows_of_table(page)
     expected = sorted((f"/{e['page']}", e["class"]) for e in ENTRIES)
-    assert sorted(tuple(r) for r in rows) == expected
-    assert len(rows) == len(ENTRIES) == 33
+    # Two tables list every method: "May I resend this?" at the top and the grouped one at the end.
+    assert sorted(tuple(r) for r in rows) == sorted(expected * 2)
+    assert len(rows) == 2 * len(ENTRIES) == 66
+
+
+def test_may_i_resend_table_answers_with_the_decision_for_a_lost_answer(site_url, browser_page):
+    page, _ = browser_page
+    page.goto(f"{site_url}/reference/retry-classes/#may-i-resend")
+    rows = page.eval_on_selector(
+        "#may-i-resend",
+        """h => { let t = h.nextElementSibling; while (t && !t.querySelector('table')
+                  && t.tagName !== 'TABLE') t = t.nextElementSibling;
+                  const table = t.tagName === 'TABLE' ? t : t.querySelector('table');
+                  return [...table.querySelectorAll('tbody tr')]
+                      .map(r => [...r.cells].map(c => c.innerText.trim())) }""",
+    )
+    by_method = {}
+    for method, klass, decision in rows:
+        by_method.setdefault(method, []).append((klass, decision))
+    assert len(rows) == len(ENTRIES)
+    assert by_method["session/prompt"] == [("keyed", "resend only with the same key")]
+    assert by_method["session/new"] == [("duplicating", "resend only if the caller opts in")]
 
 
 def test_retry_table_is_grouped_by_direction(site_url, browser_page):

@@ -1,0 +1,70 @@
+"""What a reader finds first: the resend answer on the home page's first screen, search previews without diagram
+source, and the generated sections of the navigation in the order of their shown titles."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from .test_layout import PHONE, _open
+
+pytestmark = pytest.mark.slow
+
+
+def test_phone_home_first_screen_links_to_the_resend_table(site_url, browser_page):
+    page, _ = browser_page
+    _open(page, "" if site_url.endswith("/") else site_url, "", PHONE)
+    link = page.locator("article a[href*='retry-classes/#may-i-resend']").first
+    box = link.bounding_box()
+    assert box is not None, "no link to the resend table on the home page"
+    assert box["y"] + box["height"] <= PHONE["height"], f"the link is below the first screen: {box}"
+    link.click()
+    page.wait_for_load_state("networkidle")
+    assert page.url.endswith("/reference/retry-classes/#may-i-resend")
+
+
+def test_search_index_holds_no_diagram_source(built_site: Path):
+    docs = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    leaked = [d["location"] for d in docs if re.search(r"(--&gt;|-->|\bflowchart (TD|LR)\b)", d["text"])]
+    assert leaked == []
+
+
+class _NavLinks(HTMLParser):
+    """(href, text) of every link of the primary navigation, in document order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "a" and "md-nav__link" in (found.get("class") or "").split():
+            self._href, self._text = found.get("href") or "", ""
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, " ".join(self._text.split())))
+            self._href = None
+
+
+@pytest.mark.parametrize("folder", ["methods", "types"])
+def test_generated_sections_are_sorted_by_shown_title(built_site: Path, folder: str):
+    nav = _NavLinks()
+    nav.feed((built_site / "reference" / "retry-classes" / "index.html").read_text(encoding="utf-8"))
+    seen: dict[str, str] = {}
+    for href, text in nav.links:  # the primary navigation comes first; the table of contents repeats nothing here
+        if f"/{folder}/" in href and not href.rstrip("/").endswith(f"/{folder}") and href not in seen:
+            seen[href] = text
+    titles = list(seen.values())
+    assert len(titles) > 10, nav.links
+    assert titles == sorted(titles, key=str.casefold)
