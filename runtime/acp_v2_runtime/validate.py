@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from acp_v2_schema.models._base import SALVAGED
 from acp_v2_schema.reader import Invalid, MessageReader
 
 
@@ -53,11 +54,13 @@ def validate_lines(lines: Iterable[str | bytes], *, strict: bool = False) -> Ite
                 for text in message.problems:
                     yield Problem(number, message.method or "-", text)
                 continue
-            # the member the models read: params, result or error (extensions keep plain JSON, which salvages nothing)
-            for where in ("params", "result", "error"):
-                for salvage in getattr(getattr(message, where, None), "model_salvaged", ()):
-                    text = f"{where}.{salvage}"
-                    yield Problem(number, message.method or "-", text, warning=not strict)
+            # SALVAGED is empty unless a model that a lenient read made is alive: one check a message, no lookups
+            if SALVAGED:
+                # the member the models read: params, result or error (an extension's plain JSON salvages nothing)
+                for where in ("params", "result", "error"):
+                    for salvage in getattr(getattr(message, where, None), "model_salvaged", ()):
+                        text = f"{where}.{salvage}"
+                        yield Problem(number, message.method or "-", text, warning=not strict)
 
 
 def _parser() -> argparse.ArgumentParser:
