@@ -190,28 +190,25 @@ def _check_one(
                     f"result does not match {result_type}: {problem.message}",
                 )
     if key_param is not None:
-        for fault in _key_faults(keys, key_param):
-            report(*fault)
+        for path, fault in _key_faults(keys, key_param):
+            report(path, "example-key-mismatch", fault)
     return problems == 0
 
 
-def _key_faults(keys: list[tuple[DataPath, Any]], key_param: str) -> list[tuple[DataPath, str, str]]:
+def _key_faults(keys: list[tuple[DataPath, Any]], key_param: str) -> list[tuple[DataPath, str]]:
     """What is wrong with the keys of a keyed example's attempts, one fault per attempt that has one."""
     first = next((value for _, value in keys if value is not None), None)
     faults = []
     for number, (path, value) in enumerate(keys, start=1):
         if value is None:
             also = f"; resend the first key, {first!r}" if first is not None else ": give every attempt the same key"
-            faults.append((path, "example-key-mismatch", f"attempt {number} carries no {key_param}{also}"))
+            faults.append((path, f"attempt {number} carries no {key_param}{also}"))
         elif value != first:
-            faults.append(
-                (
-                    path,
-                    "example-key-mismatch",
-                    f"attempt {number} carries {key_param} {value!r}, but an earlier attempt carries {first!r}: "
-                    "a retry resends the key of the first attempt",
-                )
+            message = (
+                f"attempt {number} carries {key_param} {value!r}, but an earlier attempt carries {first!r}: "
+                "a retry resends the key of the first attempt"
             )
+            faults.append((path, message))
     return faults
 
 

@@ -29,7 +29,7 @@ def failing(findings: list[Finding]) -> bool:
 
 def accept_hint(findings: list[Finding], accepted_file: str) -> str:
     """What to do about the unaccepted breaks: undo them, or list each one, with a reason, in `accepted_file`."""
-    breaks = sorted({(f.rule, f.subject) for f in findings if f.severity == BREAKING})
+    breaks = sorted((f.rule, f.subject) for f in findings if f.severity == BREAKING)
     first_rule, first_subject = breaks[0]
     return (
         f"{len(breaks)} breaking change(s) not accepted. Undo them, or, if a break is meant, list it in "
