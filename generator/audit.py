@@ -1,11 +1,12 @@
-"""Compare the spec with the schema that ACP publishes: `python -m generator audit [SCHEMA.json]`.
+"""Compare the spec with the schemas that ACP publishes: `python -m generator audit [SCHEMA.json]`.
 
-The command line of the audit: it fetches the published schema (generator/fetch.py, from the npm package pinned
-below, in one place, for the audit, its test and the equivalence test), compares it with the spec
-(generator/schema_compare.py), and prints one line per difference. Deliberate differences are listed, each with
-its reason, in `spec/upstream-differences.yaml`, which is loaded and checked with the rest of the spec; exit
-status 1 when a difference is not listed, or a listed one no longer occurs (so the list stays honest), 2 when the
-audit cannot run (a spec error, an unreadable schema, no network).
+The command line of the audit: it fetches the published schemas (generator/fetch.py, from the npm package pinned
+below, in one place, for the audit, its test and the equivalence test), compares our two files with them, stable
+with stable and unstable with unstable (generator/schema_compare.py for the wire, generator/surface_compare.py def
+by def, property by property and for stability), and prints one line per difference. Deliberate differences are
+listed, each with its reason, in `spec/upstream-differences.yaml`, which is loaded and checked with the rest of
+the spec; exit status 1 when a difference is not listed, or a listed one no longer occurs (so the list stays
+honest), 2 when the audit cannot run (a spec error, an unreadable schema, no network, no stable file).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import surface_compare
 from .fetch import FetchError, NpmPackage, fetch_members
 from .schema_compare import Difference, OurEntry, compare_schemas, published_entries
 
@@ -53,9 +55,32 @@ def fetch_upstream(dest: Path, version: str = UPSTREAM.version) -> tuple[Path, P
 
 
 def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, Any] | None = None) -> list[Difference]:
-    """Every difference between the spec (a model.Spec) and a published schema, sorted."""
-    ours = {(m.name, m.kind): OurEntry(m.name, m.kind, m.stability, m.params, m.result) for m in spec.methods}
-    return compare_schemas(ours, {t.name: t.schema for t in spec.types}, published, published_stable)
+    """Every difference between the spec (a model.Spec) and a published schema, sorted.
+
+    Our side is what we publish: the two bundles of generator/render/schema.py. With the published stable file
+    too, each file is compared with its counterpart (stable with stable, all with all), def by def and property
+    by property beside the wire comparison, and so is the stability of every def and property
+    (generator/surface_compare.py); a difference found in one file only says which.
+    """
+    from .render.schema import bundle
+
+    every = {(m.name, m.kind): OurEntry(m.name, m.kind, m.stability, m.params, m.result) for m in spec.methods}
+    our_all = bundle(spec, unstable=True)["$defs"]
+    their_all = published.get("$defs", {})
+    in_unstable = set(compare_schemas(every, our_all, published, published_stable))
+    in_unstable |= surface_compare.presence(our_all, their_all)
+    if published_stable is None:
+        return sorted(in_unstable)
+    our_stable = bundle(spec, unstable=False)["$defs"]
+    their_stable = published_stable.get("$defs", {})
+    stable_entries = {key: entry for key, entry in every.items() if entry.stability == "stable"}
+    in_stable = set(compare_schemas(stable_entries, our_stable, published_stable))
+    stability, explained = surface_compare.stability((our_stable, our_all), (their_stable, their_all))
+    in_stable |= surface_compare.presence(our_stable, their_stable, skip=explained)
+    # A method's stability is a fact of the pair of files, not of one: it is not scoped to a file.
+    stability |= {d for d in in_unstable if d.where.startswith("method ") and surface_compare.is_stability(d)}
+    in_unstable -= stability
+    return sorted({*surface_compare.scoped(in_stable, in_unstable), *stability})
 
 
 @dataclass(frozen=True)
@@ -142,6 +167,10 @@ def main(schema: Path | None, stable: Path | None, root: Path, spec_dir: Path) -
             if stable is None and schema.name == "schema.unstable.json" and (schema.parent / "schema.json").is_file():
                 stable = schema.parent / "schema.json"
         try:
+            if stable is None:  # the listed differences name the file they occur in: both files are needed
+                _read_schema(schema)  # a file that cannot be read is reported as such first
+                print(f"audit: no published schema.json beside {schema}; pass it with --stable", file=sys.stderr)
+                return 2
             report = audit_spec(spec, schema, stable)
         except SpecError as exc:
             sys.stderr.write(exc.report("nothing was compared"))

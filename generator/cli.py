@@ -45,8 +45,9 @@ COMMANDS = (
     (
         "audit",
         "compare the spec with a published ACP schema (default: the pinned npm release)",
-        "Compares the spec's methods and wire types with the schema ACP publishes and prints one line per"
-        " difference, marked listed or NOT LISTED against spec/upstream-differences.yaml, then a summary line."
+        "Compares our schema.json and schema.unstable.json with the two files ACP publishes (stable with stable,"
+        " unstable with unstable: methods, wire types, every def and property, and their stability) and prints one"
+        " line per difference, marked listed or NOT LISTED against spec/upstream-differences.yaml, then a summary."
         " Exit status: 0 every difference listed and every listing still true, 1 otherwise, 2 usage error.",
     ),
 )
@@ -76,7 +77,9 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--force", action="store_true", help="render everything even if nothing changed")
         if name == "audit":
             cmd.add_argument("schema", type=Path, nargs="?", help="the published schema.unstable.json")
-            cmd.add_argument("--stable", type=Path, default=None, help="the published schema.json (stability check)")
+            cmd.add_argument(
+                "--stable", type=Path, default=None, help="the published schema.json (default: beside SCHEMA)"
+            )
     from .diff.cli import add_parser as add_diff
 
     add_diff(sub)

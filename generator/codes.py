@@ -89,6 +89,9 @@ _TABLE: tuple[Code, ...] = (
         "an x-deserialize-* annotation off a property, or where it cannot work (skipping items of a non-array, ...)",
     ),
     Code("retry-class-enum-mismatch", "types", "the RetryClass enum does not list the classes in order"),
+    Code("misplaced-stability", "types", "x-stability stands somewhere other than on a type or one of its properties"),
+    Code("unstable-in-stable", "types", "a stable method or type uses an unstable type where the stable file keeps it"),
+    Code("stable-type-unreached", "types", "a stable type that only unstable types, properties or methods use"),
     # -- methods
     Code("duplicate-method", "methods", "two files define the same (method, kind) entry"),
     Code("extension-method", "methods", "a method starting with `_` (an extension) is in the spec"),
@@ -101,6 +104,7 @@ _TABLE: tuple[Code, ...] = (
     Code("duplicate-variant", "methods", "a variant is listed twice"),
     Code("variant-without-class", "methods", "a variant has no retry class"),
     Code("variant-class-mismatch", "methods", "an entry's class is not the least forgiving class of its variants"),
+    Code("variant-stability-mismatch", "methods", "a variant's stability is not that of the type its name selects"),
     # -- names
     Code("name-collision", "names", "two spec names become the same file name or symbol in some output"),
     Code("reserved-name", "names", "a spec name becomes a reserved word or a taken symbol in some output language"),

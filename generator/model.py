@@ -12,7 +12,7 @@
     │   ├── params / result: type names
     │   ├── example: Example | None    (spec/examples/<slug>.yaml): steps of an attempt and its retry
     │   └── variants: Variant…          (session/update), each with its own class
-    ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text
+    ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text, stability beside it
     │   └── lenience: Lenience…         the properties a receiver salvages (x-deserialize-* annotations)
     ├── families: TypeFamily…           one per spec/types/ file, with its display name
     └── key_rules: KeyRules | None      the idempotency key's limits, read from its type
@@ -281,6 +281,8 @@ class TypeDef:
     name: str
     schema_json: str
     source: str
+    stability: str = "stable"  # `x-stability` in the spec (generator/stability.py), kept out of the schema
+    unstable_properties: tuple[str, ...] = ()  # its own properties marked unstable, in authored order
     lenience: tuple[Lenience, ...] = ()  # the properties a receiver salvages (x-deserialize-*), in schema order
 
     @property

@@ -64,9 +64,10 @@ def published_entries(schema: dict[str, Any]) -> dict[tuple[str, str], Entry]:
 class Difference:
     where: str
     what: str
+    only_in: str = ""  # the file (schema.json, schema.unstable.json) when the audit found it in that one only
 
     def line(self) -> str:
-        return f"{self.where}: {self.what}"
+        return f"{self.where}: {self.what}" + (f" [in {self.only_in} only]" if self.only_in else "")
 
 
 def _strip(node: Any) -> Any:

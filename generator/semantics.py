@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import envelopes, examples, lenience, model, naming, refinements, schema_check, unions
+from . import envelopes, examples, lenience, model, naming, refinements, schema_check, stability, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -366,6 +366,7 @@ class Checker:
             data = _usable_method(doc.data)
             if data is not None:
                 self._check_key(doc, data)
+        stability.check(self)  # needs the types and the methods
 
     def _known_class(self, doc: Document, path: DataPath, name: str, class_names: list[str]) -> bool:
         if name in class_names:
@@ -547,7 +548,14 @@ class Checker:
             ),
             methods=methods,
             types=tuple(
-                model.TypeDef(name, derived(schema), doc.display, lenience.lenience(schema))
+                model.TypeDef(
+                    name,
+                    derived(stability.stripped(schema)),
+                    doc.display,
+                    stability.of(schema),
+                    stability.unstable_properties(schema),
+                    lenience.lenience(schema),
+                )
                 for name, (doc, schema) in sorted(self.types.items())
             ),
             families=tuple(

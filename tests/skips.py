@@ -16,6 +16,11 @@ PREREQUISITES: tuple[tuple[str, str, str], ...] = (
     ("node", "node", ".ci/setup.d/10-node-typescript.sh"),
     ("tools/typescript/node_modules/.bin/tsc", "TypeScript (tsc)", ".ci/setup.d/10-node-typescript.sh"),
     ("rustc", "rustc", ".ci/setup.d/11-rust.sh"),
+    (
+        "tools/ts-pipeline/node_modules/@hey-api/openapi-ts",
+        "the TypeScript SDK's generator (hey-api)",
+        ".ci/setup.d/13-ts-pipeline.sh",
+    ),
     ("/usr/bin/chromium", "Chromium", ".ci/setup.d/20-chromium.sh"),
     ("../shared/upstream-examples", "the shared upstream examples (../shared/)", "a checkout beside shared/"),
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import stability
 from .change import Change, Scope, Where
 from .rules import ACCEPTED, BREAKING, READ, UNSTABLE, WRITTEN, rule
 from .schemas import TypeComparer
@@ -262,7 +263,7 @@ class _Grader:
     def finding(self, change: Change) -> Finding:
         r = rule(change.rule)
         roles = self._roles(change.scope)
-        severity = UNSTABLE if self._unstable(change.scope) else r.severity(roles)
+        severity = UNSTABLE if self._unstable(change.scope) or self._in_unstable(change) else r.severity(roles)
         where, side = (change.old, self.old) if r.at == "old" and change.old else (change.new, self.new)
         if where is None:
             where, side = change.old, self.old
@@ -275,6 +276,12 @@ class _Grader:
             return frozenset({READ, WRITTEN})
         found = self.reach_old.get(scope.name, set()) | self.reach_new.get(scope.name, set())
         return frozenset(role for role, _ in found)
+
+    def _in_unstable(self, change: Change) -> bool:
+        """A change inside a type or property the spec marks unstable (`x-stability`): as the old side marks it,
+        or the new side for what is new."""
+        side, where = (self.old, change.old) if change.old is not None else (self.new, change.new)
+        return where is not None and stability.under_unstable(side.unstable, where.path)
 
     def _unstable(self, scope: Scope) -> bool:
         if scope.kind in ("method", "variant"):

@@ -9,8 +9,9 @@ request/response APIs: the side that *handles* a message upgrades first, its pee
   breaks old receivers of the result.
 
 Rules whose severity is the same in both roles give one severity for both. A type reached from both roles takes the
-worse of the two; a type reached from no method at all is treated as both. Changes to `unstable` methods, and to types
-that only unstable methods reach, get the severity `unstable` and never fail the check.
+worse of the two; a type reached from no method at all is treated as both. Changes to `unstable` methods, to types
+that only unstable methods reach, and inside types and properties that are unstable themselves (`x-stability` in a
+spec, absent from a published stable file), get the severity `unstable` and never fail the check.
 
 Examples may name spec vocabulary through placeholders ({safest}, {riskiest}, {first_decision}, {last_decision},
 {failure}): the docs page fills them in from the spec, so that class and decision names are written only there.

@@ -81,6 +81,9 @@ class Snapshot:
     prose: dict[str, Leaf] = field(default_factory=dict)  # titles, summaries, meanings, descriptions
     accepted: list[Acceptance] = field(default_factory=list)
     version: Version | None = None
+    # The types and properties (`Type.prop`) that are unstable: x-stability in a spec, or absent from the stable
+    # sibling of a published schema. A change inside one of them cannot break a stable reader.
+    unstable: frozenset[str] = frozenset()
     _docs: dict[str, Document | None] = field(default_factory=dict)
     _reach: dict[str, set[tuple[str, bool]]] | None = None
 
@@ -118,7 +121,9 @@ class Snapshot:
             )
             for key, m in self.methods.items()
         }
-        return Snapshot(self.label, SCHEMA, methods, self.types, self.origins, self.files, self.prefix)
+        return Snapshot(
+            self.label, SCHEMA, methods, self.types, self.origins, self.files, self.prefix, unstable=self.unstable
+        )
 
 
 def reachable(types: dict[str, Any], root: str | None, refs: dict[str, list[str]]) -> set[str]:

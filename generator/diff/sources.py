@@ -205,6 +205,10 @@ def load_spec_dir(
         methods=methods,
         types=types,
         origins=origins,
+        unstable=frozenset(
+            {t.name for t in spec.types if t.stability == "unstable"}
+            | {f"{t.name}.{p}" for t in spec.types for p in t.unstable_properties}
+        ),
         files=files,
         prefix=prefix,
         classes=tuple(c.name for c in spec.classes),
@@ -275,16 +279,30 @@ def load_schema(path: Path, root: Path) -> Snapshot:
     if not isinstance(defs, dict):
         raise SpecError([Diagnostic(Location(display), "not-a-schema", "the file has no $defs: not an ACP schema")])
     stable: set[tuple[str, str]] | None = None
+    unstable: set[str] = set()
     sibling = path.parent / STABLE_SIBLING
     if sibling.is_file() and sibling.resolve() != path.resolve():
         stable_defs = _read_json(sibling, display_path(sibling, root)).get("$defs", {})
         stable = set(_entries(stable_defs))
+        unstable = _unstable_items(defs, stable_defs)
     methods = {}
     for key, (params, result, side) in sorted(_entries(defs).items()):
         stability = "stable" if stable is None or key in stable else "unstable"
         methods[key] = MethodView(key[0], key[1], side, stability, params, result, display)
     origins = {name: (display, ("$defs", name)) for name in defs}
-    return Snapshot(display, SCHEMA, methods, dict(defs), origins, {display: path})
+    return Snapshot(display, SCHEMA, methods, dict(defs), origins, {display: path}, unstable=frozenset(unstable))
+
+
+def _unstable_items(every: dict[str, Any], stable: Any) -> set[str]:
+    """The defs, and the properties (`Def.prop`) of stable defs, that a published stable file leaves out."""
+    stable = stable if isinstance(stable, dict) else {}
+    found = {name for name in every if name not in stable}
+    for name, schema in every.items():
+        kept = stable.get(name)
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if isinstance(kept, dict) and isinstance(props, dict):
+            found |= {f"{name}.{p}" for p in props if p not in (kept.get("properties") or {})}
+    return found
 
 
 def _entries(defs: dict[str, Any]) -> dict[tuple[str, str], tuple[str | None, str | None, str]]:

@@ -11,7 +11,8 @@ What makes the substitution exact, and what is checked rather than assumed:
 
 - only descriptions that the library writes verbatim become tokens: one printable line with no surrounding
   white space, no backslash and no triple quote (it escapes those); any other description stays in the skeleton
-  as it is, so its text is part of the memo's key;
+  as it is, so its text is part of the memo's key. An unstable item's description is the fixed unstable
+  paragraph (render/stability.py) and then such a line: the paragraph stays, and the line becomes a token;
 - a schema holding any text that contains the token prefix is given to the library as it is;
 - every token in the output must stand alone on a line between the `\"\"\"` lines of a docstring, indented
   alike (the form the library gives a docstring it writes for a description); when one appears anywhere else,
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..incremental import memoized, remembered
+from .stability import MARKED_HEAD
 
 _PREFIX = "AcpDescribedText"
 MEMO_STEP = "models-skeleton"  # the name of the memo of the skeleton's models
@@ -84,8 +86,9 @@ def _skeleton(value: Any, tokens: dict[str, str]) -> Any:
         return value
     out: dict[str, Any] = {}
     for key, item in value.items():
-        if key == "description" and isinstance(item, str) and writes_verbatim(item):
-            out[key] = tokens.setdefault(item, f"{_PREFIX}{len(tokens)}x")
+        head = MARKED_HEAD if isinstance(item, str) and item.startswith(MARKED_HEAD) else ""
+        if key == "description" and isinstance(item, str) and writes_verbatim(item[len(head) :]):
+            out[key] = head + tokens.setdefault(item[len(head) :], f"{_PREFIX}{len(tokens)}x")
         elif key in _DATA_KEYWORDS:
             out[key] = item
         elif key in _SCHEMA_MAPS and isinstance(item, dict):
@@ -105,6 +108,19 @@ def _placed_as_docstring_lines(source: str, texts: dict[str, str]) -> bool:
         token = line[len(indent) :]
         if token not in texts or not 0 < number < len(lines) - 1:
             return False
-        if lines[number - 1] != f'{indent}"""' or lines[number + 1] != f'{indent}"""':
+        if lines[number + 1] != f'{indent}"""':
+            return False
+        if lines[number - 1] != f'{indent}"""' and not _after_head(lines[:number], indent):
             return False
     return True
+
+
+# The lines of the unstable paragraph as the library writes them in a docstring, before the description's line.
+_HEAD_LINES = MARKED_HEAD.split("\n")[:-1]
+
+
+def _after_head(before: list[str], indent: str) -> bool:
+    """True when `before` ends with a docstring's opening quotes and then the unstable paragraph."""
+    expected = [f'{indent}"""', *((indent + line) if line else "" for line in _HEAD_LINES)]
+    found = before[-len(expected) :]
+    return len(found) == len(expected) and [line.rstrip() for line in found] == [e.rstrip() for e in expected]

@@ -13,8 +13,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .. import paths, refinements, unions
-from ..model import DIRECTION_TITLES, Example, Method, Spec
+from ..model import DIRECTION_TITLES, Example, Method, Spec, TypeDef
 from ..semantics import REF_PREFIX
+from ..stability import UNSTABLE
 from .flowchart import flowchart
 from .markers import markdown_header
 from .templates import METHOD_PAGE_TEMPLATE, TYPE_PAGE_TEMPLATE
@@ -32,6 +33,7 @@ class FieldRow:
     type: str
     required: bool
     description: str
+    unstable: bool = False  # only in schema.unstable.json (x-stability in the spec)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class TypeView:
     name: str
     description: str
     fields: tuple[FieldRow, ...]
+    unstable: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,17 +144,24 @@ def _types_of(spec: Spec, method: Method, links: dict[str, str]) -> list[tuple[s
     out = []
     for title, name in (("Params", method.params), ("Result", method.result)):
         if name is not None:
-            out.append((title, _view(spec.type_def(name).schema, name, links)))
+            out.append((title, _view(spec.type_def(name), links)))
     return out
 
 
-def _view(schema: dict[str, Any], name: str, links: dict[str, str]) -> TypeView:
+def _view(t: TypeDef, links: dict[str, str]) -> TypeView:
+    schema = t.schema
     required = set(schema.get("required", []))
     fields = tuple(
-        FieldRow(field, type_label(sub, links), field in required, sub.get("description", ""))
+        FieldRow(
+            field,
+            type_label(sub, links),
+            field in required,
+            sub.get("description", ""),
+            field in t.unstable_properties,
+        )
         for field, sub in schema.get("properties", {}).items()
     )
-    return TypeView(name, schema.get("description", ""), fields)
+    return TypeView(t.name, schema.get("description", ""), fields, t.stability == UNSTABLE)
 
 
 # -- type reference: one page per type family (a file under spec/types/) --------------------------------------
@@ -163,6 +173,7 @@ class TypeSection:
     fields: tuple[FieldRow, ...]
     used_by: tuple[str, ...]
     example: str | None
+    unstable: bool = False
 
 
 def type_links(spec: Spec) -> dict[str, str]:
@@ -186,7 +197,7 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
     sections: dict[str, list[TypeSection]] = {}
     for t in sorted(spec.types, key=lambda t: (_family(t.source), t.name)):
         schema = t.schema
-        view = _view(schema, t.name, links)
+        view = _view(t, links)
         section = TypeSection(
             t.name,
             view.description,
@@ -194,6 +205,7 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
             view.fields,
             tuple(users.get(t.name, ())),
             examples.get(t.name),
+            view.unstable,
         )
         sections.setdefault(_family(t.source), []).append(section)
     families = [(f, sections[f.name]) for f in spec.families if f.name in sections]

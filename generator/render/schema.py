@@ -7,6 +7,7 @@ from typing import Any
 from .. import envelopes, paths, schema_check
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
+from . import stability
 from .markers import json_text
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -17,8 +18,9 @@ UNSTABLE_PATH = paths.SCHEMA_UNSTABLE
 def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
     """One self-contained JSON Schema whose `$defs` hold the spec's types.
 
-    The stable bundle leaves out types that only unstable entries reach. Each method's params and result types
-    carry `x-method`, `x-side` and `x-retry-class`, so a consumer can go from a type to its retry rules.
+    The stable bundle leaves out unstable types, properties and variants (render/stability.py), and types that
+    only unstable entries reach. Each method's params and result types carry `x-method`, `x-side` and
+    `x-retry-class`, so a consumer can go from a type to its retry rules.
     """
     methods = spec.methods if unstable else spec.stable_methods()
     # Envelopes list the types of the methods in this bundle only (the model holds them for every method).
@@ -28,6 +30,8 @@ def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
         for t in spec.types
         if (declared := envelopes.envelope_of(t.schema)) is None or envelopes.carried(declared, methods)
     }
+    # Unstable types, properties and variants: marked in the unstable bundle, left out of the stable one.
+    defs = stability.with_markers(spec, defs) if unstable else stability.stable_only(spec, defs)
     keep = _reachable(defs, _roots(spec, methods, unstable))
     out = {name: defs[name] for name in sorted(keep)}
     for method in methods:

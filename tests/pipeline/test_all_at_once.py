@@ -72,3 +72,15 @@ def test_a_broken_example_file_is_not_also_called_missing(spec: Path) -> None:
     (spec / "examples" / "session-new.yaml").write_text("steps: [\n", encoding="utf-8")
     codes = _codes(spec)
     assert codes == ["spec/examples/session-new.yaml:yaml-syntax"], codes
+
+
+def test_a_discriminator_that_is_not_an_object_is_a_structure_error(spec: Path) -> None:
+    # Found by the fuzz tests: a string in its place made the type page's renderer crash.
+    text = (spec / "types" / "content.yaml").read_text(encoding="utf-8")
+    start = text.index("discriminator:", text.index("  ContentBlock:"))
+    end = text.index("\n  ", text.index("mapping:", start))
+    while text[end + 1 : end + 9] == "        ":  # the mapping's entries
+        end = text.index("\n", end + 1)
+    (spec / "types" / "content.yaml").write_text(text[:start] + "discriminator: type" + text[end:], encoding="utf-8")
+    codes = _codes(spec)
+    assert "spec/types/content.yaml:wrong-type" in codes, codes

@@ -38,6 +38,10 @@ class Upstream:
     def schema(self) -> dict[str, Any]:
         return json.loads(self.unstable_path.read_text(encoding="utf-8"))
 
+    @property
+    def stable(self) -> dict[str, Any]:
+        return json.loads(self.stable_path.read_text(encoding="utf-8"))
+
 
 @pytest.fixture(scope="session")
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> Upstream:

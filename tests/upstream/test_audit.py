@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 from generator import audit
 from generator.pipeline import load_spec
@@ -49,14 +50,16 @@ def test_shape_changes_are_found(upstream: Upstream, tmp_path: Path) -> None:
     del defs["SetSessionTitleRequest"]["x-method"]
     path = tmp_path / "schema.unstable.json"
     path.write_text(json.dumps(changed), encoding="utf-8")
-    lines = {d.line() for d in audit.run_audit(SPEC, ROOT, path, None).unlisted}
-    assert "type Usage: property extraTokens only there (optional)" in lines
-    assert "type Cost.currency: required here, optional there" in lines
-    assert 'type TerminalSize.cols: type here "integer", there "string"' in lines
-    assert "type Error.message: nullable there, not here" in lines
-    assert "type ElicitationSchema: additionalProperties here absent, there false" in lines
-    assert "type SessionId: minLength here absent, there 1" in lines
-    assert "method session/set_title (request): params type only here" in lines
+    lines = {d.line() for d in audit.run_audit(SPEC, ROOT, path, upstream.stable_path).unlisted}
+    assert "type Usage: property extraTokens only there (optional) [in schema.unstable.json only]" in lines
+    assert "type Cost.currency: required here, optional there [in schema.unstable.json only]" in lines
+    assert 'type TerminalSize.cols: type here "integer", there "string" [in schema.unstable.json only]' in lines
+    assert "type Error.message: nullable there, not here [in schema.unstable.json only]" in lines
+    assert (
+        "type ElicitationSchema: additionalProperties here absent, there false [in schema.unstable.json only]" in lines
+    )
+    assert "type SessionId: minLength here absent, there 1 [in schema.unstable.json only]" in lines
+    assert "method session/set_title (request): params type only here [in schema.unstable.json only]" in lines
 
 
 def test_a_missing_method_and_a_stale_listing_fail(upstream: Upstream, tmp_path: Path) -> None:
@@ -65,9 +68,72 @@ def test_a_missing_method_and_a_stale_listing_fail(upstream: Upstream, tmp_path:
     changed["$defs"]["FutureThingRequest"] = {"type": "object", "x-method": "future/thing", "x-side": "agent"}
     path = tmp_path / "schema.unstable.json"
     path.write_text(json.dumps(changed), encoding="utf-8")
-    report = audit.run_audit(SPEC, ROOT, path, None)
+    report = audit.run_audit(SPEC, ROOT, path, upstream.stable_path)
     assert not report.ok
-    assert "method future/thing (request): published there, but has no retry class here" in {
-        d.line() for d in report.unlisted
-    }
+    assert (
+        "method future/thing (request): published there, but has no retry class here [in schema.unstable.json only]"
+        in {d.line() for d in report.unlisted}
+    )
     assert "type PromptRequest: property idempotencyKey only here (optional)" in {i.difference for i in report.stale}
+
+
+def _stable_copy(upstream: Upstream, tmp_path: Path, change: Any) -> Path:
+    """The published pair in `tmp_path`, the stable file changed by `change`."""
+    (tmp_path / "schema.unstable.json").write_bytes(upstream.unstable_path.read_bytes())
+    stable = upstream.stable
+    change(stable["$defs"], upstream.schema["$defs"])
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(stable), encoding="utf-8")
+    return path
+
+
+def test_the_stable_files_are_compared_and_stability_differences_found(upstream: Upstream, tmp_path: Path) -> None:
+    """Stable with stable: a def or property stable there but unstable here is found, and so is a leak."""
+
+    def change(stable: dict[str, Any], every: dict[str, Any]) -> None:
+        stable["Usage"] = every["Usage"]  # a def upstream would call stable
+        stable["SessionCapabilities"]["properties"]["fork"] = every["SessionCapabilities"]["properties"]["fork"]
+        del stable["Cost"]  # a def upstream would call unstable
+        del stable["SessionInfo"]["properties"]["title"]
+        stable["Implementation"]["required"] = ["name"]
+
+    stable_path = _stable_copy(upstream, tmp_path, change)
+    report = audit.run_audit(SPEC, ROOT, tmp_path / "schema.unstable.json", stable_path)
+    lines = {d.line() for d in report.unlisted}
+    assert "type Usage: unstable here, stable there" in lines
+    assert "type SessionCapabilities.fork: unstable here, stable there" in lines
+    assert "type Cost: stable here, unstable there" in lines
+    assert "type SessionInfo.title: stable here, unstable there" in lines
+    assert "type Implementation.version: required here, optional there [in schema.json only]" in lines
+    assert not report.ok
+
+
+def test_our_stable_file_is_the_published_stable_surface(upstream: Upstream) -> None:
+    """Every def and property of the published stable file is in ours and stable, and ours adds only what is listed."""
+    spec = load_spec(SPEC, ROOT)
+    found = audit.compare(spec, upstream.schema, upstream.stable)
+    assert not [d for d in found if d.what.endswith(" there") and "stable" in d.what], found
+    ours = json.loads((ROOT / "generated" / "schema" / "schema.json").read_text(encoding="utf-8"))["$defs"]
+    assert set(upstream.stable["$defs"]) <= set(ours)
+    listed = {item.difference for item in audit.listed_in(spec)}
+    for name in sorted(set(ours) - set(upstream.stable["$defs"])):
+        assert f"type {name}: defined here only" in listed, name
+
+
+def test_a_method_stability_difference_names_no_file(upstream: Upstream, tmp_path: Path) -> None:
+    def change(stable: dict[str, Any], every: dict[str, Any]) -> None:
+        stable["SetSessionTitleRequest"] = every["SetSessionTitleRequest"]  # session/set_title, stable there
+
+    stable_path = _stable_copy(upstream, tmp_path, change)
+    lines = {d.line() for d in audit.run_audit(SPEC, ROOT, tmp_path / "schema.unstable.json", stable_path).unlisted}
+    assert "method session/set_title (request): unstable here, stable there" in lines
+    assert "type SetSessionTitleRequest: unstable here, stable there" in lines
+
+
+def test_the_command_line_needs_both_published_files(upstream: Upstream, tmp_path: Path) -> None:
+    alone = tmp_path / "schema.unstable.json"
+    alone.write_bytes(upstream.unstable_path.read_bytes())
+    run = run_generator("audit", str(alone), "--root", str(ROOT))
+    assert run.status == 2 and "pass it with --stable" in run.err, run.out + run.err
+    paired = run_generator("audit", str(alone), "--stable", str(upstream.stable_path), "--root", str(ROOT))
+    assert paired.status == 0, paired.out + paired.err

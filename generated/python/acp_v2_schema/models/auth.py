@@ -12,6 +12,10 @@ from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 class AuthAccount(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     An account the Agent is signed in with, as shown to the user.
     """
 
@@ -56,12 +60,20 @@ AuthState = TypeAliasType(
     | str,
 )
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 Whether the user is signed in. Values this version does not know are kept as they are.
 """
 
 
 class AuthStatusRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of auth/status: none beyond optional _meta.
     """
 
@@ -73,6 +85,10 @@ class AuthStatusRequest(_Model):
 
 class AuthStatusResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of auth/status: the sign-in state and, if reported, the accounts.
     """
 
@@ -92,6 +108,10 @@ class AuthStatusResponse(_Model):
 
 class AuthStatusUpdateNotification(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of auth/status_update: a new snapshot of the sign-in state.
     """
 

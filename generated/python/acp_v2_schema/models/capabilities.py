@@ -10,6 +10,10 @@ from ._base import Model as _Model
 
 class AuthStatusCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports auth/status and sends auth/status_update.
     """
 
@@ -43,6 +47,10 @@ class ElicitationUrlCapabilities(_Model):
 
 class McpAcpCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent can use MCP servers that talk over the ACP connection.
     """
 
@@ -109,6 +117,10 @@ class PromptImageCapabilities(_Model):
 
 class ProvidersCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports providers/list, providers/set and providers/disable.
     """
 
@@ -131,6 +143,10 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
 
 class SessionArchiveCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/archive and session/unarchive.
     """
 
@@ -142,6 +158,10 @@ class SessionArchiveCapabilities(_Model):
 
 class SessionCancelCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Client may cancel a subagent's work without ending its session.
     """
 
@@ -164,6 +184,10 @@ class SessionDeleteCapabilities(_Model):
 
 class SessionForkCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/fork.
     """
 
@@ -175,6 +199,10 @@ class SessionForkCapabilities(_Model):
 
 class SessionStatusCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/status.
     """
 
@@ -186,6 +214,10 @@ class SessionStatusCapabilities(_Model):
 
 class SessionSystemPromptOverrideCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when a system prompt may replace the Agent's own.
     """
 
@@ -197,6 +229,10 @@ class SessionSystemPromptOverrideCapabilities(_Model):
 
 class SessionTitleCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/set_title.
     """
 
@@ -208,6 +244,10 @@ class SessionTitleCapabilities(_Model):
 
 class SubagentSessionCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     What the Client may do with a subagent's session.
     """
 
@@ -291,6 +331,10 @@ class AgentAuthCapabilities(_Model):
 
     status: AuthStatusCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports auth/status and auth/status_update.
     """
     field_meta: _Meta = None
@@ -348,6 +392,10 @@ class McpCapabilities(_Model):
     """
     acp: McpAcpCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent can reach MCP servers that the Client serves over the ACP connection.
     """
     field_meta: _Meta = None
@@ -383,6 +431,10 @@ class PromptCapabilities(_Model):
 
 class SessionSystemPromptModeCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The system prompt modes an Agent supports beyond append.
     """
 
@@ -417,6 +469,10 @@ class ClientCapabilities(_Model):
 
 class SessionSystemPromptCapabilities(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when session requests accept a systemPrompt.
     """
 
@@ -457,22 +513,42 @@ class SessionCapabilities(_Model):
         SessionSystemPromptCapabilities | None, Field(alias="systemPrompt")
     ] = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent accepts systemPrompt on session requests.
     """
     fork: SessionForkCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/fork.
     """
     archive: SessionArchiveCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/archive and session/unarchive.
     """
     status: SessionStatusCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/status.
     """
     title: SessionTitleCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports session/set_title.
     """
     field_meta: _Meta = None
@@ -496,6 +572,10 @@ class AgentCapabilities(_Model):
     """
     providers: ProvidersCapabilities | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Present when the Agent supports the providers/* methods.
     """
     field_meta: _Meta = None

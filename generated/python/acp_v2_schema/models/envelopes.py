@@ -90,6 +90,10 @@ class ClientNotification(_Model):
 
 class ProxyNotification(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A notification sent along a proxy chain; its params are those of the method it names.
     """
 
@@ -99,6 +103,10 @@ class ProxyNotification(_Model):
 
 class ProxyResponse2(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The answer to a request sent along a proxy chain, a result or an error.
     """
 
@@ -141,6 +149,10 @@ The Client's answer to a request from the Agent, a result or an error.
 
 class ProxyRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A request sent along a proxy chain; its params are those of the method it names.
     """
 
@@ -161,6 +173,10 @@ class ClientRequest(_Model):
 
 class ProxyResponse1(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The answer to a request sent along a proxy chain, a result or an error.
     """
 
@@ -170,6 +186,10 @@ class ProxyResponse1(_Model):
 
 ProxyResponse = TypeAliasType("ProxyResponse", ProxyResponse1 | ProxyResponse2)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The answer to a request sent along a proxy chain, a result or an error.
 """
 

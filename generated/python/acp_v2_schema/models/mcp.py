@@ -50,6 +50,10 @@ class HttpHeader(_Model):
 
 class McpError(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     An error object from an MCP server, passed on unchanged.
     """
 
@@ -69,12 +73,20 @@ class McpError(_Model):
 
 McpRequestId = TypeAliasType("McpRequestId", str)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The caller-chosen identifier of a wrapped MCP request, separate from the ACP request id.
 """
 
 
 McpServerAcpId = TypeAliasType("McpServerAcpId", str)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The identifier of an MCP server reached over the ACP connection.
 """
 
@@ -108,6 +120,10 @@ class McpServerHttp(_Model):
 
 class MessageMcpNotification(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of the mcp/message notification: one MCP notification, wrapped.
     """
 
@@ -135,6 +151,10 @@ class MessageMcpNotification(_Model):
 
 class MessageMcpRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of the mcp/message request: one MCP request, wrapped.
     """
 
@@ -162,6 +182,10 @@ class MessageMcpRequest(_Model):
 
 class MessageMcpResponse1(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of the mcp/message request: the MCP result or the MCP error.
     """
 
@@ -177,6 +201,10 @@ class MessageMcpResponse1(_Model):
 
 class MessageMcpResponse2(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of the mcp/message request: the MCP result or the MCP error.
     """
 
@@ -192,12 +220,20 @@ class MessageMcpResponse2(_Model):
 
 MessageMcpResponse = TypeAliasType("MessageMcpResponse", MessageMcpResponse1 | MessageMcpResponse2)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The result of the mcp/message request: the MCP result or the MCP error.
 """
 
 
 class McpServerAcp(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     An MCP server reached over the ACP connection itself, through mcp/message.
     """
 

@@ -34,6 +34,10 @@ The Agent-chosen identifier of a plan, unique within a session.
 
 class PlanMarkdown(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A plan as Markdown text.
     """
 
@@ -57,6 +61,10 @@ class PlanMarkdown(_Model):
 
 class PlanRemoved(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Removes a plan from the session.
     """
 
@@ -99,6 +107,10 @@ class PlanEntry(_Model):
 
 class PlanFile(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A plan kept in a file, named by URI.
     """
 

@@ -11,6 +11,10 @@ from ._base import Model as _Model
 
 class DisableProviderResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of providers/disable: an empty object (with optional _meta) that confirms success.
     """
 
@@ -22,6 +26,10 @@ class DisableProviderResponse(_Model):
 
 class ListProvidersRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of providers/list: none beyond optional _meta.
     """
 
@@ -41,12 +49,20 @@ LlmProtocol = TypeAliasType(
     | str,
 )
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The API protocol of a model provider. Values this version does not know are kept.
 """
 
 
 class ProviderCurrentConfig(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     How a provider is configured now.
     """
 
@@ -66,12 +82,20 @@ class ProviderCurrentConfig(_Model):
 
 ProviderId = TypeAliasType("ProviderId", str)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The identifier of a model provider, chosen by the Agent.
 """
 
 
 class ProviderInfo(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A model provider the Agent knows: what it supports and how it is configured.
     """
 
@@ -99,6 +123,10 @@ class ProviderInfo(_Model):
 
 class SetProviderRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of providers/set: replaces the configuration of one provider.
     """
 
@@ -126,6 +154,10 @@ class SetProviderRequest(_Model):
 
 class SetProviderResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of providers/set: an empty object (with optional _meta) that confirms success.
     """
 
@@ -137,6 +169,10 @@ class SetProviderResponse(_Model):
 
 class DisableProviderRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of providers/disable: stops the Agent from using one provider.
     """
 
@@ -152,6 +188,10 @@ class DisableProviderRequest(_Model):
 
 class ListProvidersResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of providers/list: every provider the Agent knows.
     """
 

@@ -10,6 +10,10 @@ from ._base import Model as _Model
 
 class ProxySuccessorNotification(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of the proxy/successor notification: one notification, wrapped.
     """
 
@@ -29,6 +33,10 @@ class ProxySuccessorNotification(_Model):
 
 class ProxySuccessorRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of the proxy/successor request: one request, wrapped.
     """
 
@@ -48,6 +56,10 @@ class ProxySuccessorRequest(_Model):
 
 ProxySuccessorResponse = TypeAliasType("ProxySuccessorResponse", Any)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The result of proxy/successor: the wrapped request's result, unchanged, of any JSON type.
 """
 
@@ -57,11 +69,19 @@ from .initialize import InitializeRequest, InitializeResponse
 
 InitializeProxyRequest = TypeAliasType("InitializeProxyRequest", InitializeRequest)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The params of proxy/initialize: the same as those of initialize.
 """
 
 
 InitializeProxyResponse = TypeAliasType("InitializeProxyResponse", InitializeResponse)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 The result of proxy/initialize: the same as that of initialize.
 """

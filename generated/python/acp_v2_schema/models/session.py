@@ -17,6 +17,10 @@ A file system path that starts at the root; relative paths are not allowed.
 
 class ArchiveSessionResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of session/archive: an empty object (with optional _meta) that confirms success.
     """
 
@@ -73,6 +77,10 @@ SessionArchiveFilter = TypeAliasType(
     "SessionArchiveFilter", Literal["exclude"] | Literal["include"] | Literal["only"] | str
 )
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 Which sessions session/list returns by archive state. Unknown values are kept.
 """
 
@@ -112,6 +120,10 @@ class SessionInfo(_Model):
     """
     archived: bool | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Whether the session is archived; omitted means not archived.
     """
     field_meta: _Meta = None
@@ -128,12 +140,20 @@ An opaque token that says where the next page of session/list starts.
 
 SessionStatus = TypeAliasType("SessionStatus", Literal["open"] | Literal["saved"] | str)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 Whether a session is open in the Agent's memory or only saved. Unknown values are kept.
 """
 
 
 class SessionStatusRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of session/status: which session to ask about.
     """
 
@@ -149,6 +169,10 @@ class SessionStatusRequest(_Model):
 
 class SetSessionTitleRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of session/set_title: the session and its new title.
     """
 
@@ -168,6 +192,10 @@ class SetSessionTitleRequest(_Model):
 
 class SetSessionTitleResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of session/set_title: the title now in force.
     """
 
@@ -183,12 +211,20 @@ class SetSessionTitleResponse(_Model):
 
 SystemPromptMode = TypeAliasType("SystemPromptMode", Literal["append"] | Literal["override"] | str)
 """
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
 How a system prompt combines with the Agent's own. Values this version does not know are kept.
 """
 
 
 class UnarchiveSessionRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of session/unarchive: shows an archived session in session/list again.
     """
 
@@ -204,6 +240,10 @@ class UnarchiveSessionRequest(_Model):
 
 class UnarchiveSessionResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of session/unarchive: an empty object (with optional _meta) that confirms success.
     """
 
@@ -215,6 +255,10 @@ class UnarchiveSessionResponse(_Model):
 
 class ArchiveSessionRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of session/archive: hides a session from the default session/list.
     """
 
@@ -273,6 +317,10 @@ class ListSessionsRequest(_Model):
     """
     archived: SessionArchiveFilter | None = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Which sessions to list by archive state; omitted means only unarchived ones.
     """
     field_meta: _Meta = None
@@ -337,6 +385,10 @@ from .updates import AvailableCommand
 
 class SessionStatusResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of session/status: whether the session is open and what it is doing.
     """
 
@@ -356,6 +408,10 @@ class SessionStatusResponse(_Model):
 
 class SystemPrompt(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Instructions that add to or replace the Agent's own for one session.
     """
 
@@ -375,6 +431,10 @@ class SystemPrompt(_Model):
 
 class ForkSessionRequest(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The params of session/fork: makes a new session that starts from a copy of another.
     """
 
@@ -427,6 +487,10 @@ class NewSessionRequest(_Model):
     """
     system_prompt: Annotated[SystemPrompt | None, Field(alias="systemPrompt")] = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Content that adds to or replaces the Agent's own instructions for this session.
     """
     field_meta: _Meta = None
@@ -464,6 +528,10 @@ class ResumeSessionRequest(_Model):
     """
     system_prompt: Annotated[SystemPrompt | None, Field(alias="systemPrompt")] = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Content that adds to or replaces the Agent's own instructions for this session.
     """
     field_meta: _Meta = None
@@ -474,6 +542,10 @@ class ResumeSessionRequest(_Model):
 
 class ForkSessionResponse(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The result of session/fork: the new session and its starting options and commands.
     """
 

@@ -12,6 +12,10 @@ from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
 
 class Usage(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Token counts for a piece of work.
     """
 
@@ -47,6 +51,10 @@ class Usage(_Model):
 
 class BackgroundSubagent(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     A subagent whose work runs in the background, named by its session.
     """
 
@@ -182,6 +190,10 @@ class RunningStateUpdate(_Model):
 
 class UnknownStateUpdate(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     The Agent cannot tell what its foreground work is doing right now.
     """
 
@@ -210,6 +222,10 @@ class IdleStateUpdate(_Model):
     """
     usage: "_state.Usage | None" = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Token counts for the foreground work that just ended, if reported.
     """
     background: "list[_state.BackgroundWork] | None" = None

@@ -401,6 +401,10 @@ The "state_update" variant of SessionUpdate. The state of the session's foregrou
 
 class SubagentUpdate(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Reports the current state of a subagent, replacing what the Client held for it.
     """
 
@@ -465,6 +469,10 @@ class ContentChunk(_Model):
 
 class SessionMessage(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Creates a message between sessions (for example to or from a subagent) or replaces it in full.
     """
 
@@ -504,6 +512,10 @@ class SessionMessage(_Model):
 
 class SessionMessageChunk(_Model):
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Appends one piece of content to a message between sessions.
     """
 

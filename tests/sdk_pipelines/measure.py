@@ -1,0 +1,75 @@
+"""Wall time of the SDK pipelines on the published v2 schema and on ours, the median of a few runs each.
+
+    .venv/bin/python -m tests.sdk_pipelines.measure [--runs N] [--schema-dir DIR]
+
+Times the Python SDK's whole gen_all.py (a run that fails is timed to where it stops, and says so) and the
+TypeScript SDK's hey-api set-up (tools/ts-pipeline/generate.mjs, without tsc): wall clock, and the CPU seconds of
+the child processes. Uses the same pinned tools and caches as the tests; informational, nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+
+from generator import audit
+from tests.sdk_pipelines import meta, python_sdk, typescript_sdk
+from tests.support import ROOT
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):6.2f} s (runs: {', '.join(f'{v:.2f}' for v in values)})"
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of every finished child process so far: less sensitive to a busy machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--schema-dir", type=Path, default=ROOT / "generated" / "schema")
+    args = parser.parse_args(argv)
+    python, sdist = python_sdk.tool_python(), python_sdk.fetch_sdist()
+    node = shutil.which("node")
+    with tempfile.TemporaryDirectory(prefix="acp-measure-") as tmp:
+        work = Path(tmp)
+        published, _ = audit.fetch_upstream(work / "published")
+        for name, schema_file in (("published", published), ("ours", args.schema_dir / "schema.unstable.json")):
+            shipped = schema_file.parent / "meta.unstable.json"
+            schema = json.loads(schema_file.read_text(encoding="utf-8"))
+            meta_data = (
+                json.loads(shipped.read_text(encoding="utf-8")) if shipped.is_file() else meta.derived_meta(schema)
+            )
+            times, cpu, outcome = [], [], ""
+            for index in range(args.runs):
+                root = work / f"py-{name}-{index}"
+                root.mkdir()
+                before = _children_cpu()
+                run = python_sdk.run_gen_all(python, sdist, root, schema_file, meta_data)
+                times.append(run.seconds)
+                cpu.append(_children_cpu() - before)
+                outcome = "completes" if run.returncode == 0 else f"stops: {run.first_error()}"
+            print(f"gen_all.py  {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
+            if node is None:
+                continue
+            times, cpu = [], []
+            for index in range(args.runs):
+                before = _children_cpu()
+                output, done = typescript_sdk.generate(node, schema_file, work / f"ts-{name}-{index}")
+                times.append(output.seconds)
+                cpu.append(_children_cpu() - before)
+                outcome = "completes" if done.returncode == 0 else "fails"
+            print(f"hey-api     {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
