@@ -57,12 +57,17 @@ def fetch_upstream(dest: Path, version: str = UPSTREAM.version) -> tuple[Path, P
 def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, Any] | None = None) -> list[Difference]:
     """Every difference between the spec (a model.Spec) and a published schema, sorted.
 
-    Our side is what we publish: the two bundles of generator/render/schema.py. With the published stable file
+    Our side is what we publish: the two bundles of generator/render/schema.py, in the shape we publish them
+    (generator/render/upstream_form.py: a union's inline variants have no def there). With the published stable file
     too, each file is compared with its counterpart (stable with stable, all with all), def by def and property
     by property beside the wire comparison, and so is the stability of every def and property
     (generator/surface_compare.py); a difference found in one file only says which.
     """
-    from .render.schema import bundle
+    from .render.schema import bundle as internal_bundle
+    from .render.upstream_form import published as published_form
+
+    def bundle(spec: Any, *, unstable: bool) -> dict[str, Any]:
+        return published_form(internal_bundle(spec, unstable=unstable))
 
     every = {(m.name, m.kind): OurEntry(m.name, m.kind, m.stability, m.params, m.result) for m in spec.methods}
     our_all = bundle(spec, unstable=True)["$defs"]

@@ -82,6 +82,10 @@ _TABLE: tuple[Code, ...] = (
     Code("ref-cycle", "types", "types that are nothing but $refs to each other, so no value can have them"),
     Code("invalid-envelope", "types", "an x-envelope declaration names no known message kind or sender"),
     Code("fallback-name-taken", "types", "a type takes the name generated for the fallback variant of an open union"),
+    Code(
+        "invalid-inline-variant", "types", "x-inline in a discriminator lists a tag the union's mapping does not have"
+    ),
+    Code("class-name-taken", "types", "a type takes the class name the models give a named union branch"),
     Code("invalid-refinement", "types", "x-refinedBy names no property of its type, or no branch fixes that property"),
     Code(
         "invalid-lenience",

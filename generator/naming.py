@@ -51,6 +51,12 @@ def method_constant(method: str) -> str:
     return constant_case(method_slug(method, "request", has_twin=False))
 
 
+def method_key(method: str) -> str:
+    """A method's key in ACP's method-name maps (meta.json): `session/set_config_option` -> `session_set_config_option`,
+    `document/didOpen` -> `document_did_open`, `$/cancel_request` -> `cancel_request`."""
+    return snake_case(method.removeprefix("$/").replace("/", "_"))
+
+
 def title_constant(title: str) -> str:
     """A human title as a constant: `Invalid params` -> `INVALID_PARAMS`."""
     return "_".join(re.findall(r"[A-Za-z0-9]+", title)).upper()

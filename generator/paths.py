@@ -5,6 +5,7 @@ Paths are relative to the project root and use forward slashes. The tree:
     generated/                          GENERATED (managed: generate replaces it whole)
     ├── retry-policy.json               POLICY
     ├── schema/schema[.unstable].json   SCHEMA_STABLE, SCHEMA_UNSTABLE
+    ├── schema/meta[.unstable].json     META_STABLE, META_UNSTABLE
     ├── typescript/retry-policy.ts      TYPESCRIPT
     ├── rust/retry_policy.rs            RUST
     ├── conformance/                    CONFORMANCE: KEY_VECTORS, DECISION_VECTORS, TRACES
@@ -36,6 +37,8 @@ MANAGED_ROOTS = (GENERATED, REFERENCE)
 POLICY = f"{GENERATED}/retry-policy.json"
 SCHEMA_STABLE = f"{GENERATED}/schema/schema.json"
 SCHEMA_UNSTABLE = f"{GENERATED}/schema/schema.unstable.json"
+META_STABLE = f"{GENERATED}/schema/meta.json"
+META_UNSTABLE = f"{GENERATED}/schema/meta.unstable.json"
 TYPESCRIPT = f"{GENERATED}/typescript/retry-policy.ts"
 RUST = f"{GENERATED}/rust/retry_policy.rs"
 CONFORMANCE = f"{GENERATED}/conformance"

@@ -260,6 +260,8 @@ class Checker:
                 self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
             for at, message in lenience.problems(schema):
                 self.error(doc, ("types", name, *at), "invalid-lenience", message)
+            for code, path, message in _union_name_problems(name, schema, self.types):
+                self.error(doc, ("types", name, *path), code, message)
             problem = refinements.problem(schema)
             if problem is not None:
                 self.error(doc, ("types", name, refinements.REFINED_BY), "invalid-refinement", problem)
@@ -710,3 +712,11 @@ def build(checker: Checker) -> model.Spec:
     return dataclasses.replace(
         checker.build(), traces_json=checker.traces_json, upstream_differences=checker.differences
     )
+
+
+def _union_name_problems(name: str, schema: Any, types: Any) -> list[tuple[str, DataPath, str]]:
+    """What is wrong with a union's x-inline list and the class names of its branches (render/upstream_form.py,
+    render/class_names.py own the rules; imported here late, as they import this module)."""
+    from .render import class_names, upstream_form
+
+    return [*upstream_form.problems(name, schema), *class_names.problems(name, schema, types)]

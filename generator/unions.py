@@ -124,7 +124,16 @@ def catch_all(union: TaggedUnion, common: dict[str, Any] | None = None) -> dict[
             " replay or forward it, and otherwise ignore it or show it generically."
         ),
         "type": "object",
-        "properties": {union.tag: {"type": "string"}, **common},
+        "properties": {
+            union.tag: {
+                "description": (
+                    f"A `{union.tag}` value this version does not know: a later ACP version's, or one starting with"
+                    " `_` (an extension)."
+                ),
+                "type": "string",
+            },
+            **common,
+        },
         "required": [union.tag, *common],
         "not": {"anyOf": [fixed(value) for value in union.known]},
         "additionalProperties": True,

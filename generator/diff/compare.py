@@ -50,6 +50,8 @@ def compare(old: Snapshot, new: Snapshot, *, include_all: bool = False) -> list[
         changes.append(
             Change("type-added", name, f"{name}: type added", Scope("type", name), None, Where(file, path, True))
         )
+    if old.kind == SPEC:
+        _model_classes(old, new, changes.append)
     unchanged = types.unchanged()  # most types of two versions are the same: nothing to walk
     for name in sorted(old.types.keys() & new.types.keys() - unchanged):
         types.named(name, name)
@@ -62,6 +64,42 @@ def compare(old: Snapshot, new: Snapshot, *, include_all: bool = False) -> list[
     grader = _Grader(old, new)
     findings = {grader.finding(c) for c in changes if include_all or not rule(c.rule).all_only}
     return sorted(_apply_accepted(findings, old, new), key=Finding.sort_key)
+
+
+def _model_classes(old: Snapshot, new: Snapshot, emit) -> None:
+    """Public classes of the generated models named after a union branch (generator/render/class_names.py) that
+    one side has and the other lacks; a class that is a type of its own is the type rules' business."""
+    from ..render.class_names import model_classes  # late: other diffs need no renderer
+
+    before, after = model_classes(old.types), model_classes(new.types)
+    for name in sorted(before.keys() - after.keys() - new.types.keys()):
+        owner = before[name]
+        if owner in new.types:  # a removed owner is reported as a removed type
+            file, path = old.origins[owner]
+            emit(
+                Change(
+                    "class-removed",
+                    name,
+                    f"{name}: public class removed",
+                    Scope("type", owner),
+                    Where(file, path, True),
+                    None,
+                )
+            )
+    for name in sorted(after.keys() - before.keys() - old.types.keys()):
+        owner = after[name]
+        if owner in old.types:
+            file, path = new.origins[owner]
+            emit(
+                Change(
+                    "class-added",
+                    name,
+                    f"{name}: public class added",
+                    Scope("type", owner),
+                    None,
+                    Where(file, path, True),
+                )
+            )
 
 
 # -- methods and their retry behaviour -----------------------------------------------------------------------------

@@ -339,6 +339,28 @@ RULES: tuple[Rule, ...] = (
         reverse="type-removed",
     ),
     _r(
+        "class-removed",
+        "types",
+        "A public class of the generated models that is not a type of its own (a union branch named by its title"
+        " or tag, a fallback) no longer exists under its name (a rename shows as removed plus added).",
+        "Code that imports the class or checks isinstance against it no longer builds or no longer matches.",
+        "anyOf:\n  - title: Result",
+        "anyOf:\n  - title: Success",
+        B,
+        reverse="class-added",
+        at="old",
+    ),
+    _r(
+        "class-added",
+        "types",
+        "A new public class of the generated models for a union branch the spec names.",
+        "Nothing that exists imports it.",
+        "(no title)",
+        "anyOf:\n  - title: Result",
+        C,
+        reverse="class-removed",
+    ),
+    _r(
         "property-removed",
         "types",
         "A property is no longer defined.",

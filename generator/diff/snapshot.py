@@ -114,15 +114,19 @@ class Snapshot:
         return self._reach
 
     def as_schema(self) -> Snapshot:
-        """This snapshot reduced to what a published schema can also say (for a spec-against-schema diff)."""
+        """This snapshot reduced to what a published schema can also say (for a spec-against-schema diff), its
+        types in the shape the published schemas give them (generator/render/upstream_form.py)."""
+        from ..render.upstream_form import published  # late: the renderers are not needed by other diffs
+
         methods = {
             key: MethodView(
                 m.name, m.kind, SIDE_OF_DIRECTION.get(m.direction, m.direction), m.stability, m.params, m.result, m.file
             )
             for key, m in self.methods.items()
         }
+        types = published({"$defs": self.types})["$defs"]
         return Snapshot(
-            self.label, SCHEMA, methods, self.types, self.origins, self.files, self.prefix, unstable=self.unstable
+            self.label, SCHEMA, methods, types, self.origins, self.files, self.prefix, unstable=self.unstable
         )
 
 

@@ -76,6 +76,7 @@ _POLICY_KEEPS = ("failure_kinds", "decisions", "classes", "methods", "error_rule
 _NOT_FOR_CODE = frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spec.families"})
 UNITS: tuple[Unit, ...] = (
     Unit("schema", "schema", "render", _SCHEMA_IGNORES),
+    Unit("meta", "meta", "render", _SCHEMA_IGNORES),
     Unit("policy", "policy", "render", _PAGE_ONLY | _spec_except(*_POLICY_KEEPS)),
     Unit("python", "python_pkg", "render", _PAGE_ONLY | _NOT_FOR_CODE, start="models_started"),
     Unit("traces", "traces", "render", _spec_except("traces_json")),

@@ -27,7 +27,7 @@ from .. import paths, refinements, unions
 from ..incremental import memoized_each
 from ..model import Spec
 from ..semantics import REF_PREFIX
-from . import codegen, described, lenient_rules, open_unions, policy, protocol, schema
+from . import class_names, codegen, described, lenient_rules, open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render_output
@@ -122,8 +122,11 @@ def models_files(
         source = open_unions.keep_unknown_fields(source)
     if open_unions_pass:
         source = open_unions.open_models(source, spec)
+    types = {t.name: t.schema for t in spec.types}
+    source = class_names.public_names(source, _codegen_document(spec), types)
     source, config = _shared_config(source)
     modules, owners = split_models(_on_base_model(source), families)
+    class_names.check(list(owners), types)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
     files[paths.PYTHON_SALVAGE] = render_output(
@@ -191,7 +194,9 @@ def _codegen_document(spec: Spec) -> dict[str, Any]:
             return document
     # The code generator takes the closed unions (open_unions adds each union's fallback variant afterwards) and
     # refined objects flattened into one model each.
+    # Union branches the spec names get types of their own, so the models take those names (render/class_names.py).
     document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
+    document = class_names.named_branches(document)
     document["title"] = _ROOT_TITLE
     document.pop("description", None)
     _DOCUMENT[:] = [(spec, document)]

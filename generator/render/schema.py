@@ -7,7 +7,7 @@ from typing import Any
 from .. import envelopes, paths, schema_check
 from ..model import Method, Spec
 from ..semantics import REF_PREFIX
-from . import stability
+from . import stability, upstream_form
 from .markers import json_text
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -104,7 +104,8 @@ _MADE: list[tuple[Spec, bool, str]] = []
 
 
 def bundle_text(spec: Spec, *, unstable: bool) -> str:
-    """A bundle as written, checked first (never emit a schema that is not one).
+    """A bundle as written, in the shape ACP publishes (render/upstream_form.py), checked first (never emit a
+    schema that is not one).
 
     Made once per model: the Python package ships the same two files, and writing JSON with an indent runs in
     pure Python (the C encoder only writes compact JSON).
@@ -112,7 +113,7 @@ def bundle_text(spec: Spec, *, unstable: bool) -> str:
     for made, made_unstable, text in _MADE:
         if made is spec and made_unstable == unstable:
             return text
-    document = bundle(spec, unstable=unstable)
+    document = upstream_form.published(bundle(spec, unstable=unstable))
     check_bundle(document)
     text = json_text(document)
     _MADE.append((spec, unstable, text))

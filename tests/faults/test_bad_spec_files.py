@@ -339,3 +339,22 @@ def test_refined_object_with_a_bad_property(tmp_path: Path, old: str, new: str) 
     _replace(root, "spec/types/state.yaml", old, new)
     run = assert_rejected(root, "invalid-refinement")
     assert "state.yaml:" in run.err
+
+
+def test_inline_variant_tag_the_union_does_not_map(tmp_path: Path) -> None:
+    root = real_project(tmp_path)
+    _replace(root, "spec/types/tools.yaml", "x-inline: [add, delete,", "x-inline: [add, remove,")
+    run = assert_rejected(root, "invalid-inline-variant")
+    assert "tools.yaml:" in run.err and "'remove'" in run.err
+
+
+def test_type_that_takes_a_named_branch_s_class_name(tmp_path: Path) -> None:
+    root = real_project(tmp_path)
+    _replace(
+        root,
+        "spec/types/mcp.yaml",
+        "  MessageMcpResponse:\n",
+        "  MessageMcpResponseError:\n    description: In the way.\n    type: string\n  MessageMcpResponse:\n",
+    )
+    run = assert_rejected(root, "class-name-taken")
+    assert "MessageMcpResponseError" in run.err

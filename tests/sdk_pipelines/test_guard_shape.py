@@ -15,11 +15,6 @@ from tests.sdk_pipelines import guard_shape
 from tests.sdk_pipelines.conftest import SDK_GUARDS_FILE, Source
 
 FILES = ("schema.json", "schema.unstable.json")
-OURS_BARE_REFS = pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: our unions list bare $refs (the tag lives in each variant's def), so the guard step stops "
-    "at AuthMethod: known variant has neither allOf $refs nor a const-tagged 'type'",
-)
 
 
 def sdk_guards(declarations: str) -> dict[str, list[str]]:
@@ -114,7 +109,6 @@ def test_published_sdk_has_a_guard_for_each_variant_the_checker_finds(sources: d
     assert {name: sorted(union.guards) for name, union in found.items()} == shipped
 
 
-@OURS_BARE_REFS
 @pytest.mark.parametrize("file_name", FILES)
 def test_our_unions_have_the_guard_shape(file_name: str, sources: dict[str, Source]) -> None:
     problems = guard_shape.guard_problems(sources["ours"].schema(file_name))
@@ -132,11 +126,6 @@ def test_ours_offers_the_guard_step_the_published_unions(file_name: str, sources
     assert {name: ours[name].discriminant for name in ours} == {name: published[name].discriminant for name in ours}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: 71 of the published guards (ContentBlock.isText, ...) would not exist for ours: a bare $ref "
-    "variant has no tag or title to name its guard after",
-)
 def test_ours_gets_every_guard_the_published_sdk_has(sources: dict[str, Source]) -> None:
     """The SDK's hand-written layer calls guards by name (`ContentBlock.isText`), so each must still exist."""
     published = guard_shape.extensible_unions(sources["published"].schema("schema.unstable.json"))

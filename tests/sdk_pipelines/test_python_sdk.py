@@ -13,16 +13,6 @@ import pytest
 from tests.sdk_pipelines import python_sdk
 from tests.sdk_pipelines.conftest import PythonSdk
 
-OURS_STOPS = pytest.param(
-    "ours",
-    marks=pytest.mark.xfail(
-        strict=True,
-        reason="issue 25: gen_all.py stops in gen_signature.py with NameError: name 'ElicitationFormSessionMode' "
-        "is not defined: the alias block gen_schema.py inserts after CreateFormRequestElicitationRequest comes before "
-        "the classes it names, which needs upstream's union shapes and its $defs order (ours are alphabetical)",
-    ),
-)
-
 
 def _generated_classes(run: python_sdk.Run, name: str) -> dict[str, dict[str, str]]:
     assert run.generated, f"gen_all.py wrote no schema.py for the {name} schema: {run.first_error()}"
@@ -30,7 +20,7 @@ def _generated_classes(run: python_sdk.Run, name: str) -> dict[str, dict[str, st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["published", OURS_STOPS])
+@pytest.mark.parametrize("name", ["published", "ours"])
 def test_gen_all_runs_and_its_module_imports(name: str, python_run: Any, python_sdk_tools: PythonSdk) -> None:
     run = python_run(name)
     assert run.returncode == 0, f"gen_all.py failed on the {name} schema: {run.first_error()}"
@@ -39,11 +29,6 @@ def test_gen_all_runs_and_its_module_imports(name: str, python_run: Any, python_
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: 116 of the 357 classes the published run produces are missing from ours "
-    "(AgentMessageChunk, AudioContentBlock, TerminalAuthMethod, ..., and the numbered leftovers)",
-)
 def test_every_class_the_published_run_makes_exists_in_ours(python_run: Any) -> None:
     published = _generated_classes(python_run("published"), "published")
     ours = _generated_classes(python_run("ours"), "ours")
@@ -65,11 +50,6 @@ def _differences(published: dict[str, str], ours: dict[str, str]) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: classes of the same name are other classes in ours (TextContentBlock is the catch-all, "
-    "its type a str, not Literal['text']); others lack published fields",
-)
 def test_shared_classes_keep_the_published_fields_and_tags(python_run: Any) -> None:
     published = _generated_classes(python_run("published"), "published")
     ours = _generated_classes(python_run("ours"), "ours")

@@ -82,11 +82,6 @@ def test_ours_marks_experimental_what_upstream_marks(ts_output: Any) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: 53 variant types require their own tag in ours (TextContent requires type), so code that "
-    "builds them as upstream's types allow breaks",
-)
 def test_ours_requires_no_property_the_published_types_leave_out(ts_output: Any) -> None:
     """Code written against the SDK builds values of its types; a property ours requires on top breaks it."""
     published = typescript_sdk.required_properties(ts_output("published").text("types.gen.ts"))

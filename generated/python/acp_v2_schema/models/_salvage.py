@@ -201,22 +201,16 @@ RULES: dict[str, dict[str, int]] = {
     "Cost": {
         "_meta": 1,
     },
-    "CreateElicitationRequest14": {
+    "CreateElicitationRequestFormRequest": {
         "_meta": 1,
     },
-    "CreateElicitationRequest15": {
+    "CreateElicitationRequestFormSession": {
         "_meta": 1,
     },
-    "CreateElicitationRequest24": {
+    "CreateElicitationRequestUrlRequest": {
         "_meta": 1,
     },
-    "CreateElicitationRequest25": {
-        "_meta": 1,
-    },
-    "CreateElicitationRequest3": {
-        "_meta": 1,
-    },
-    "CreateElicitationRequest4": {
+    "CreateElicitationRequestUrlSession": {
         "_meta": 1,
     },
     "CreateElicitationResponseAccept": {
@@ -417,10 +411,10 @@ RULES: dict[str, dict[str, int]] = {
     "MessageMcpRequest": {
         "_meta": 1,
     },
-    "MessageMcpResponse1": {
+    "MessageMcpResponseError": {
         "_meta": 1,
     },
-    "MessageMcpResponse2": {
+    "MessageMcpResponseResult": {
         "_meta": 1,
     },
     "MultiSelectPropertySchema": {
@@ -448,6 +442,12 @@ RULES: dict[str, dict[str, int]] = {
         "default": 1,
         "description": 1,
         "title": 1,
+    },
+    "OtherCreateElicitationRequestRequest": {
+        "_meta": 1,
+    },
+    "OtherCreateElicitationRequestSession": {
+        "_meta": 1,
     },
     "PermissionOption": {
         "_meta": 1,

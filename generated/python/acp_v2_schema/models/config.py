@@ -102,14 +102,6 @@ class SessionConfigSelectOption(_Model):
     """
 
 
-SessionConfigSelectOptions1 = TypeAliasType(
-    "SessionConfigSelectOptions1", Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-)
-"""
-The values of a select option: a flat list, or a list of groups.
-"""
-
-
 class OtherSetSessionConfigOptionRequest(_Model):
     """
     A SetSessionConfigOptionRequest variant this version does not know: a `type` value from a later ACP version, or one
@@ -128,6 +120,15 @@ class OtherSetSessionConfigOptionRequest(_Model):
     """
     The tag value, which no known variant of SetSessionConfigOptionRequest has.
     """
+
+
+SessionConfigSelectOptionsUngrouped = TypeAliasType(
+    "SessionConfigSelectOptionsUngrouped",
+    Annotated[list[SessionConfigSelectOption], Field(min_length=1)],
+)
+"""
+The values of a select option: a flat list, or a list of groups.
+"""
 
 
 class SessionConfigSelectGroup(_Model):
@@ -153,8 +154,9 @@ class SessionConfigSelectGroup(_Model):
     """
 
 
-SessionConfigSelectOptions2 = TypeAliasType(
-    "SessionConfigSelectOptions2", Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+SessionConfigSelectOptionsGrouped = TypeAliasType(
+    "SessionConfigSelectOptionsGrouped",
+    Annotated[list[SessionConfigSelectGroup], Field(min_length=1)],
 )
 """
 The values of a select option: a flat list, or a list of groups.
@@ -162,7 +164,8 @@ The values of a select option: a flat list, or a list of groups.
 
 
 SessionConfigSelectOptions = TypeAliasType(
-    "SessionConfigSelectOptions", SessionConfigSelectOptions1 | SessionConfigSelectOptions2
+    "SessionConfigSelectOptions",
+    SessionConfigSelectOptionsUngrouped | SessionConfigSelectOptionsGrouped,
 )
 """
 The values of a select option: a flat list, or a list of groups.

@@ -37,44 +37,6 @@ class BooleanPropertySchema(_Model):
     """
 
 
-class CreateElicitationRequest13(_Model):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["form"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
-class CreateElicitationRequest23(_Model):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["url"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
 class CreateElicitationResponseCancel(_Model):
     """
     The "cancel" variant of CreateElicitationResponse. The user dismissed the request without choosing.
@@ -191,17 +153,6 @@ class IntegerPropertySchema(_Model):
     field_meta: _Meta = None
     """
     Extension data that receivers may ignore; omitted and null both mean none.
-    """
-
-
-class MultiSelectItems2(_Model):
-    """
-    The values a multi-select field offers: plain strings, or values with titles.
-    """
-
-    type: str
-    """
-    Names the kind of this item; it selects the variant.
     """
 
 
@@ -329,6 +280,28 @@ class TitledMultiSelectItems(_Model):
     """
 
 
+class MultiSelectItemsString(StringMultiSelectItems):
+    """
+    The values a multi-select field offers: plain strings, or values with titles.
+    """
+
+    type: Literal["string"]
+    """
+    Names the kind of this item; it selects the variant.
+    """
+
+
+class OtherMultiSelectItems(_Model):
+    """
+    The values a multi-select field offers: plain strings, or values with titles.
+    """
+
+    type: str
+    """
+    Names the kind of this item; it selects the variant.
+    """
+
+
 class CompleteElicitationNotification(_Model):
     """
     The params of elicitation/complete: a URL elicitation has finished.
@@ -359,19 +332,8 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     """
 
 
-class MultiSelectItems1(StringMultiSelectItems):
-    """
-    The values a multi-select field offers: plain strings, or values with titles.
-    """
-
-    type: Literal["string"]
-    """
-    Names the kind of this item; it selects the variant.
-    """
-
-
 MultiSelectItems = TypeAliasType(
-    "MultiSelectItems", MultiSelectItems1 | MultiSelectItems2 | TitledMultiSelectItems
+    "MultiSelectItems", MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """
 The values a multi-select field offers: plain strings, or values with titles.
@@ -568,7 +530,7 @@ class ElicitationSessionScope(_Model):
     """
 
 
-class ElicitationUrlMode1(ElicitationSessionScope):
+class ElicitationUrlModeSession(ElicitationSessionScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -583,7 +545,7 @@ class ElicitationUrlMode1(ElicitationSessionScope):
     """
 
 
-class ElicitationUrlMode2(ElicitationRequestScope):
+class ElicitationUrlModeRequest(ElicitationRequestScope):
     """
     A URL elicitation: the Client sends the user to a web page to finish the task there.
     """
@@ -598,43 +560,113 @@ class ElicitationUrlMode2(ElicitationRequestScope):
     """
 
 
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", ElicitationUrlMode1 | ElicitationUrlMode2)
+class CreateElicitationRequestUrlSession(ElicitationUrlModeSession):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class CreateElicitationRequestUrlRequest(ElicitationUrlModeRequest):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: Literal["url"]
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class OtherCreateElicitationRequestSession(ElicitationSessionScope):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: str
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+class OtherCreateElicitationRequestRequest(ElicitationRequestScope):
+    """
+    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+    """
+
+    message: str
+    """
+    What the Agent asks for, shown to the user.
+    """
+    field_meta: _Meta = None
+    """
+    Extension data that receivers may ignore; omitted and null both mean none.
+    """
+    mode: str
+    """
+    How the user answers: "form" or "url".
+    """
+
+
+ElicitationUrlMode = TypeAliasType(
+    "ElicitationUrlMode", ElicitationUrlModeSession | ElicitationUrlModeRequest
+)
 """
 A URL elicitation: the Client sends the user to a web page to finish the task there.
 """
 
 
-class CreateElicitationRequest21(ElicitationSessionScope):
+class ElicitationFormModeSession(ElicitationSessionScope):
     """
-    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
-    Identifies this elicitation; elicitation/complete names it when done.
-    """
-    url: str
-    """
-    The URL the user should visit.
+    The form to show: a restricted JSON Schema of flat fields.
     """
 
 
-class CreateElicitationRequest22(ElicitationRequestScope):
+class ElicitationFormModeRequest(ElicitationRequestScope):
     """
-    A URL elicitation: the Client sends the user to a web page to finish the task there.
+    A form elicitation: the Client shows the form and returns what the user entered.
     """
 
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """
-    Identifies this elicitation; elicitation/complete names it when done.
-    """
-    url: str
-    """
-    The URL the user should visit.
+    The form to show: a restricted JSON Schema of flat fields.
     """
 
 
-class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRequest23):
+class CreateElicitationRequestFormSession(ElicitationFormModeSession):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -647,13 +679,13 @@ class CreateElicitationRequest24(CreateElicitationRequest21, CreateElicitationRe
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-    mode: Literal["url"]
+    mode: Literal["form"]
     """
     How the user answers: "form" or "url".
     """
 
 
-class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRequest23):
+class CreateElicitationRequestFormRequest(ElicitationFormModeRequest):
     """
     The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
     """
@@ -666,120 +698,41 @@ class CreateElicitationRequest25(CreateElicitationRequest22, CreateElicitationRe
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-    mode: Literal["url"]
+    mode: Literal["form"]
     """
     How the user answers: "form" or "url".
     """
 
 
-CreateElicitationRequest2 = TypeAliasType(
-    "CreateElicitationRequest2", CreateElicitationRequest24 | CreateElicitationRequest25
+CreateElicitationRequestUrl = TypeAliasType(
+    "CreateElicitationRequestUrl",
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
 """
 
 
-class CreateElicitationRequest3(ElicitationSessionScope):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: str
-    """
-    How the user answers: "form" or "url".
-    """
+OtherCreateElicitationRequest = TypeAliasType(
+    "OtherCreateElicitationRequest",
+    OtherCreateElicitationRequestSession | OtherCreateElicitationRequestRequest,
+)
+"""
+The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
+"""
 
 
-class CreateElicitationRequest4(ElicitationRequestScope):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: str
-    """
-    How the user answers: "form" or "url".
-    """
+ElicitationFormMode = TypeAliasType(
+    "ElicitationFormMode", ElicitationFormModeSession | ElicitationFormModeRequest
+)
+"""
+A form elicitation: the Client shows the form and returns what the user entered.
+"""
 
 
-class CreateElicitationRequest11(ElicitationSessionScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-class CreateElicitationRequest12(ElicitationRequestScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-class CreateElicitationRequest14(CreateElicitationRequest11, CreateElicitationRequest13):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["form"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
-class CreateElicitationRequest15(CreateElicitationRequest12, CreateElicitationRequest13):
-    """
-    The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-    """
-
-    message: str
-    """
-    What the Agent asks for, shown to the user.
-    """
-    field_meta: _Meta = None
-    """
-    Extension data that receivers may ignore; omitted and null both mean none.
-    """
-    mode: Literal["form"]
-    """
-    How the user answers: "form" or "url".
-    """
-
-
-CreateElicitationRequest1 = TypeAliasType(
-    "CreateElicitationRequest1", CreateElicitationRequest14 | CreateElicitationRequest15
+CreateElicitationRequestForm = TypeAliasType(
+    "CreateElicitationRequestForm",
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
@@ -788,41 +741,8 @@ The params of elicitation/create: the Agent asks the user for input, through a f
 
 CreateElicitationRequest = TypeAliasType(
     "CreateElicitationRequest",
-    CreateElicitationRequest1
-    | CreateElicitationRequest2
-    | CreateElicitationRequest3
-    | CreateElicitationRequest4,
+    CreateElicitationRequestForm | CreateElicitationRequestUrl | OtherCreateElicitationRequest,
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
-"""
-
-
-class ElicitationFormMode1(ElicitationSessionScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-class ElicitationFormMode2(ElicitationRequestScope):
-    """
-    A form elicitation: the Client shows the form and returns what the user entered.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """
-    The form to show: a restricted JSON Schema of flat fields.
-    """
-
-
-ElicitationFormMode = TypeAliasType(
-    "ElicitationFormMode", ElicitationFormMode1 | ElicitationFormMode2
-)
-"""
-A form elicitation: the Client shows the form and returns what the user entered.
 """

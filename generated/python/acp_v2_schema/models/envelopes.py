@@ -101,7 +101,34 @@ class ProxyNotification(_Model):
     params: ProxySuccessorNotification | None = None
 
 
-class ProxyResponse2(_Model):
+class AgentResponseError(_Model):
+    """
+    The Agent's answer to a request from the Client, a result or an error.
+    """
+
+    id: RequestId | None
+    error: "_jsonrpc.Error"
+
+
+class ClientResponseResult(_Model):
+    """
+    The Client's answer to a request from the Agent, a result or an error.
+    """
+
+    id: RequestId
+    result: CreateElicitationResponse | MessageMcpResponse | RequestPermissionResponse | ExtResponse
+
+
+class ClientResponseError(_Model):
+    """
+    The Client's answer to a request from the Agent, a result or an error.
+    """
+
+    id: RequestId | None
+    error: "_jsonrpc.Error"
+
+
+class ProxyResponseError(_Model):
     """
     **UNSTABLE**
 
@@ -114,34 +141,7 @@ class ProxyResponse2(_Model):
     error: "_jsonrpc.Error"
 
 
-class AgentResponse2(_Model):
-    """
-    The Agent's answer to a request from the Client, a result or an error.
-    """
-
-    id: RequestId | None
-    error: "_jsonrpc.Error"
-
-
-class ClientResponse1(_Model):
-    """
-    The Client's answer to a request from the Agent, a result or an error.
-    """
-
-    id: RequestId
-    result: CreateElicitationResponse | MessageMcpResponse | RequestPermissionResponse | ExtResponse
-
-
-class ClientResponse2(_Model):
-    """
-    The Client's answer to a request from the Agent, a result or an error.
-    """
-
-    id: RequestId | None
-    error: "_jsonrpc.Error"
-
-
-ClientResponse = TypeAliasType("ClientResponse", ClientResponse1 | ClientResponse2)
+ClientResponse = TypeAliasType("ClientResponse", ClientResponseResult | ClientResponseError)
 """
 The Client's answer to a request from the Agent, a result or an error.
 """
@@ -171,7 +171,7 @@ class ClientRequest(_Model):
     params: "LoginAuthRequest | LogoutAuthRequest | AuthStatusRequest | InitializeRequest | DisableProviderRequest | ListProvidersRequest | SetProviderRequest | ArchiveSessionRequest | CloseSessionRequest | DeleteSessionRequest | _session.ForkSessionRequest | ListSessionsRequest | _session.NewSessionRequest | _prompt.PromptRequest | _session.ResumeSessionRequest | _config.SetSessionConfigOptionRequest | SetSessionTitleRequest | SessionStatusRequest | UnarchiveSessionRequest | _terminals.CancelTerminalRequest | _tools.CancelToolCallRequest | ExtRequest | None" = None
 
 
-class ProxyResponse1(_Model):
+class ProxyResponseResult(_Model):
     """
     **UNSTABLE**
 
@@ -184,7 +184,7 @@ class ProxyResponse1(_Model):
     result: "_proxy.InitializeProxyResponse | ProxySuccessorResponse"
 
 
-ProxyResponse = TypeAliasType("ProxyResponse", ProxyResponse1 | ProxyResponse2)
+ProxyResponse = TypeAliasType("ProxyResponse", ProxyResponseResult | ProxyResponseError)
 """
 **UNSTABLE**
 
@@ -192,6 +192,15 @@ Not part of the stable protocol yet: it may change or go away in any release, wi
 
 The answer to a request sent along a proxy chain, a result or an error.
 """
+
+
+class AgentResponseResult(_Model):
+    """
+    The Agent's answer to a request from the Client, a result or an error.
+    """
+
+    id: RequestId
+    result: "LoginAuthResponse | LogoutAuthResponse | AuthStatusResponse | InitializeResponse | DisableProviderResponse | ListProvidersResponse | SetProviderResponse | ArchiveSessionResponse | CloseSessionResponse | DeleteSessionResponse | _session.ForkSessionResponse | ListSessionsResponse | _session.NewSessionResponse | _prompt.PromptResponse | _session.ResumeSessionResponse | SetSessionConfigOptionResponse | SetSessionTitleResponse | _session.SessionStatusResponse | UnarchiveSessionResponse | CancelTerminalResponse | CancelToolCallResponse | ExtResponse"
 
 
 class AgentNotification(_Model):
@@ -203,21 +212,6 @@ class AgentNotification(_Model):
     params: "AuthStatusUpdateNotification | CompleteElicitationNotification | _updates.UpdateSessionNotification | ExtNotification | None" = None
 
 
-class AgentResponse1(_Model):
-    """
-    The Agent's answer to a request from the Client, a result or an error.
-    """
-
-    id: RequestId
-    result: "LoginAuthResponse | LogoutAuthResponse | AuthStatusResponse | InitializeResponse | DisableProviderResponse | ListProvidersResponse | SetProviderResponse | ArchiveSessionResponse | CloseSessionResponse | DeleteSessionResponse | _session.ForkSessionResponse | ListSessionsResponse | _session.NewSessionResponse | _prompt.PromptResponse | _session.ResumeSessionResponse | SetSessionConfigOptionResponse | SetSessionTitleResponse | _session.SessionStatusResponse | UnarchiveSessionResponse | CancelTerminalResponse | CancelToolCallResponse | ExtResponse"
-
-
-AgentResponse = TypeAliasType("AgentResponse", AgentResponse1 | AgentResponse2)
-"""
-The Agent's answer to a request from the Client, a result or an error.
-"""
-
-
 class AgentRequest(_Model):
     """
     A request the Agent sends to the Client; its params are those of the method it names.
@@ -227,6 +221,11 @@ class AgentRequest(_Model):
     method: str
     params: "_elicitation.CreateElicitationRequest | MessageMcpRequest | _permissions.RequestPermissionRequest | ExtRequest | None" = None
 
+
+AgentResponse = TypeAliasType("AgentResponse", AgentResponseResult | AgentResponseError)
+"""
+The Agent's answer to a request from the Client, a result or an error.
+"""
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
 # first use). The layout is explained in generator/render/python_pkg.py.

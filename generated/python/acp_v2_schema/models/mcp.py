@@ -180,7 +180,7 @@ class MessageMcpRequest(_Model):
     """
 
 
-class MessageMcpResponse1(_Model):
+class MessageMcpResponseResult(_Model):
     """
     **UNSTABLE**
 
@@ -199,7 +199,7 @@ class MessageMcpResponse1(_Model):
     """
 
 
-class MessageMcpResponse2(_Model):
+class MessageMcpResponseError(_Model):
     """
     **UNSTABLE**
 
@@ -216,16 +216,6 @@ class MessageMcpResponse2(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
-
-
-MessageMcpResponse = TypeAliasType("MessageMcpResponse", MessageMcpResponse1 | MessageMcpResponse2)
-"""
-**UNSTABLE**
-
-Not part of the stable protocol yet: it may change or go away in any release, without notice.
-
-The result of the mcp/message request: the MCP result or the MCP error.
-"""
 
 
 class McpServerAcp(_Model):
@@ -253,6 +243,18 @@ class McpServerAcp(_Model):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
+
+
+MessageMcpResponse = TypeAliasType(
+    "MessageMcpResponse", MessageMcpResponseResult | MessageMcpResponseError
+)
+"""
+**UNSTABLE**
+
+Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
+The result of the mcp/message request: the MCP result or the MCP error.
+"""
 
 
 class OtherMcpServer(_Model):

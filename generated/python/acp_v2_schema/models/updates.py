@@ -74,7 +74,7 @@ class SessionInfoUpdate(_Model):
     """
 
 
-class SessionUpdateStateUpdate1(_Model):
+class _SessionUpdateStateUpdate1(_Model):
     """
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
@@ -320,7 +320,7 @@ from .terminals import TerminalOutputChunk, TerminalUpdate
 from .tools import ToolCallContentChunk, ToolCallUpdate
 
 
-class SessionUpdateStateUpdate2(RunningStateUpdate, SessionUpdateStateUpdate1):
+class SessionUpdateStateUpdateRunning(RunningStateUpdate, _SessionUpdateStateUpdate1):
     """
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
@@ -331,7 +331,7 @@ class SessionUpdateStateUpdate2(RunningStateUpdate, SessionUpdateStateUpdate1):
     """
 
 
-class SessionUpdateStateUpdate4(RequiresActionStateUpdate, SessionUpdateStateUpdate1):
+class SessionUpdateStateUpdateRequiresAction(RequiresActionStateUpdate, _SessionUpdateStateUpdate1):
     """
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
@@ -342,7 +342,7 @@ class SessionUpdateStateUpdate4(RequiresActionStateUpdate, SessionUpdateStateUpd
     """
 
 
-class SessionUpdateStateUpdate3(IdleStateUpdate, SessionUpdateStateUpdate1):
+class SessionUpdateStateUpdateIdle(IdleStateUpdate, _SessionUpdateStateUpdate1):
     """
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
@@ -353,7 +353,7 @@ class SessionUpdateStateUpdate3(IdleStateUpdate, SessionUpdateStateUpdate1):
     """
 
 
-class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
+class SessionUpdateStateUpdateUnknown(UnknownStateUpdate, _SessionUpdateStateUpdate1):
     """
     The "state_update" variant of SessionUpdate. The state of the session's foreground work; the state field names the variant.
     """
@@ -364,7 +364,7 @@ class SessionUpdateStateUpdate5(UnknownStateUpdate, SessionUpdateStateUpdate1):
     """
 
 
-class OtherSessionUpdateStateUpdate(OtherStateUpdate, SessionUpdateStateUpdate1):
+class OtherSessionUpdateStateUpdate(OtherStateUpdate, _SessionUpdateStateUpdate1):
     """
     A SessionUpdateStateUpdate whose `state` this version does not know; every field is kept and written back unchanged.
     """
@@ -373,10 +373,10 @@ class OtherSessionUpdateStateUpdate(OtherStateUpdate, SessionUpdateStateUpdate1)
 SessionUpdateStateUpdate = TypeAliasType(
     "SessionUpdateStateUpdate",
     Annotated[
-        Annotated[SessionUpdateStateUpdate2, Tag("running")]
-        | Annotated[SessionUpdateStateUpdate3, Tag("idle")]
-        | Annotated[SessionUpdateStateUpdate4, Tag("requires_action")]
-        | Annotated[SessionUpdateStateUpdate5, Tag("unknown")]
+        Annotated[SessionUpdateStateUpdateRunning, Tag("running")]
+        | Annotated[SessionUpdateStateUpdateIdle, Tag("idle")]
+        | Annotated[SessionUpdateStateUpdateRequiresAction, Tag("requires_action")]
+        | Annotated[SessionUpdateStateUpdateUnknown, Tag("unknown")]
         | Annotated[OtherSessionUpdateStateUpdate, Tag("__unknown__")],
         Discriminator(
             select_tag(
