@@ -63,12 +63,6 @@ def test_shared_classes_keep_the_published_fields_and_tags(python_run: Any) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: of the 152 fields the published run salvages, ours salvages all but 2: "
-    "SessionConfigOptionBoolean.description and .category, annotated in our schema, but that variant derives from "
-    "SessionConfigBoolean (allOf) and gen_schema.py injects validators only into classes deriving from BaseModel",
-)
 def test_ours_gets_every_lenient_validator_the_published_run_gets(python_run: Any) -> None:
     published = python_sdk.lenient_fields(python_run("published").module)
     assert published, "the published run salvages no field"
