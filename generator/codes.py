@@ -87,6 +87,11 @@ _TABLE: tuple[Code, ...] = (
     ),
     Code("class-name-taken", "types", "a type takes the class name the models give a named union branch"),
     Code("invalid-refinement", "types", "x-refinedBy names no property of its type, or no branch fixes that property"),
+    Code(
+        "invalid-lenience",
+        "types",
+        "an x-deserialize-* annotation off a property, or where it cannot work (skipping items of a non-array, ...)",
+    ),
     Code("retry-class-enum-mismatch", "types", "the RetryClass enum does not list the classes in order"),
     Code("misplaced-stability", "types", "x-stability stands somewhere other than on a type or one of its properties"),
     Code("unstable-in-stable", "types", "a stable method or type uses an unstable type where the stable file keeps it"),

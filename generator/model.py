@@ -13,6 +13,7 @@
     │   ├── example: Example | None    (spec/examples/<slug>.yaml): steps of an attempt and its retry
     │   └── variants: Variant…          (session/update), each with its own class
     ├── types: TypeDef…                 sorted by name; schema kept as canonical JSON text, stability beside it
+    │   └── lenience: Lenience…         the properties a receiver salvages (x-deserialize-* annotations)
     ├── families: TypeFamily…           one per spec/types/ file, with its display name
     └── key_rules: KeyRules | None      the idempotency key's limits, read from its type
 
@@ -258,6 +259,22 @@ class TypeFamily:
 
 
 @dataclass(frozen=True)
+class Lenience:
+    """ACP's lenient-parsing annotations (generator/lenience.py) of one property of a type.
+
+    `branch` is () for the type's own properties, or (keyword, index) for a property of one of its inline
+    `anyOf`/`oneOf`/`allOf` branches.
+    """
+
+    property: str
+    branch: tuple[str, int] | tuple[()]
+    default_on_error: bool
+    skip_invalid_items: bool
+    default_on_null: bool
+    required: bool  # a required property salvaged by default-on-error (an array) takes [] instead of being dropped
+
+
+@dataclass(frozen=True)
 class TypeDef:
     """A named JSON Schema definition. The schema is stored as canonical JSON so that nobody can mutate it."""
 
@@ -266,6 +283,7 @@ class TypeDef:
     source: str
     stability: str = "stable"  # `x-stability` in the spec (generator/stability.py), kept out of the schema
     unstable_properties: tuple[str, ...] = ()  # its own properties marked unstable, in authored order
+    lenience: tuple[Lenience, ...] = ()  # the properties a receiver salvages (x-deserialize-*), in schema order
 
     @property
     def schema(self) -> dict[str, Any]:

@@ -11,7 +11,8 @@ Paths are relative to the project root and use forward slashes. The tree:
     ├── conformance/                    CONFORMANCE: KEY_VECTORS, DECISION_VECTORS, TRACES
     └── python/                         PYTHON_DIST
         └── acp_v2_schema/              PYTHON_PACKAGE: PYTHON_RETRY, PYTHON_PROTOCOL, PYTHON_READER,
-                                        PYTHON_MODELS/ (PYTHON_OPEN_UNIONS), PYTHON_DATA/
+                                        PYTHON_MODELS/ (PYTHON_OPEN_UNIONS, PYTHON_SALVAGE),
+                                        PYTHON_DATA/
     site/reference/                     REFERENCE (managed)
     ├── retry-classes.md                RETRY_TABLE_PAGE
     ├── sdk-tables.md                   SDK_TABLES_PAGE
@@ -55,6 +56,7 @@ PYTHON_READER = f"{PYTHON_PACKAGE}/reader.py"
 PYTHON_MODELS = f"{PYTHON_PACKAGE}/models"
 PYTHON_DATA = f"{PYTHON_PACKAGE}/data"
 PYTHON_OPEN_UNIONS = f"{PYTHON_MODELS}/_open_unions.py"
+PYTHON_SALVAGE = f"{PYTHON_MODELS}/_salvage.py"
 
 # Pages, as files under site/ and as the paths mkdocs serves them at (relative to the site root).
 RETRY_TABLE_PAGE = f"{REFERENCE}/retry-classes.md"

@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import envelopes, examples, model, naming, refinements, schema_check, stability, unions
+from . import envelopes, examples, lenience, model, naming, refinements, schema_check, stability, unions
 from .diagnostics import Diagnostic
 from .loader import DataPath, Document
 
@@ -258,6 +258,8 @@ class Checker:
                     f" variant of the open union {name!r}; rename it"
                 )
                 self.error(doc, ("types", name), "fallback-name-taken", message, key=True)
+            for at, message in lenience.problems(schema):
+                self.error(doc, ("types", name, *at), "invalid-lenience", message)
             for code, path, message in _union_name_problems(name, schema, self.types):
                 self.error(doc, ("types", name, *path), code, message)
             problem = refinements.problem(schema)
@@ -554,6 +556,7 @@ class Checker:
                     doc.display,
                     stability.of(schema),
                     stability.unstable_properties(schema),
+                    lenience.lenience(schema),
                 )
                 for name, (doc, schema) in sorted(self.types.items())
             ),

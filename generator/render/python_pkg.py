@@ -27,7 +27,7 @@ from .. import paths, refinements, unions
 from ..incremental import memoized_each
 from ..model import Spec
 from ..semantics import REF_PREFIX
-from . import class_names, codegen, described, open_unions, policy, protocol, schema
+from . import class_names, codegen, described, lenient_rules, open_unions, policy, protocol, schema
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render_output
@@ -102,12 +102,16 @@ def render(spec: Spec) -> dict[str, str]:
     return files
 
 
-def models_files(spec: Spec, *, open_unions_pass: bool = True, keep_unknown_fields: bool = True) -> dict[str, str]:
+def models_files(
+    spec: Spec, *, open_unions_pass: bool = True, keep_unknown_fields: bool = True, lenient: bool = True
+) -> dict[str, str]:
     """The `models` package: one module per type family and an `__init__` that imports them on first access.
 
     `open_unions_pass=False` leaves the unions closed, as the code generator writes them, and
     `keep_unknown_fields=False` leaves the models dropping the fields they do not know: the benchmark measures what
     opening the unions costs against the closed form, and what both changes cost against the form before them.
+    `lenient=False` leaves out the lenient second read of a refused message (models/_salvage.py): the benchmark
+    measures what it costs a message that needs no salvage.
     """
     families = {t.name: PurePosixPath(t.source).stem for t in spec.types}
     for family in sorted(set(families.values())):
@@ -125,7 +129,23 @@ def models_files(spec: Spec, *, open_unions_pass: bool = True, keep_unknown_fiel
     class_names.check(list(owners), types)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
-    files[BASE_MODULE] = render_output(BASE_MODULE, header=python_header(), config=config, meta=_META_ANNOTATION)
+    files[paths.PYTHON_SALVAGE] = render_output(
+        paths.PYTHON_SALVAGE,
+        header=python_header(),
+        rules=lenient_rules.rules(spec, source),
+        flags=", ".join(
+            str(f)
+            for f in (
+                lenient_rules.ON_ERROR,
+                lenient_rules.SKIP_INVALID_ITEMS,
+                lenient_rules.ON_NULL,
+                lenient_rules.REQUIRED,
+            )
+        ),
+    )
+    files[BASE_MODULE] = render_output(
+        BASE_MODULE, header=python_header(), config=config, meta=_META_ANNOTATION, lenient=lenient
+    )
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
         names_by_family.setdefault(family, []).append(name)

@@ -6,6 +6,12 @@ by `method`, responses by the `id` of a request seen on an earlier line, and par
 validated with the generated models. Each problem is printed as soon as it is found, as `line N: method: error`;
 the exit status is 1 when there is any, 0 otherwise, and 2 when FILE cannot be read.
 
+A message that is valid only once ACP's lenient-parsing rules have salvaged it (a bad value dropped where the
+schema marks `x-deserialize-default-on-error`, a bad item skipped where it marks `x-deserialize-skip-invalid-items`,
+a null taken as omitted where it marks `x-deserialize-default-on-null`) is accepted, as ACP's SDKs accept it, and
+each salvage is printed as `line N: method: warning: ...`; warnings leave the exit status alone. With --strict,
+each salvage is an error instead.
+
 Methods whose names start with `_` are extensions: their params and results are not checked, but their responses
 are still matched. A response whose request was not seen is reported, since nothing says what it answers.
 
@@ -29,6 +35,7 @@ from typing import Any
 
 from acp_v2_schema import load_policy
 from acp_v2_schema import protocol as M
+from acp_v2_schema.models._base import SALVAGED
 from acp_v2_schema.protocol import KnownErrorCode
 from acp_v2_schema.reader import ErrorResponse, Invalid, Message, MessageReader, Notification, Request, Response
 
@@ -40,34 +47,45 @@ class Problem:
     line: int
     method: str
     message: str
+    warning: bool = False  # a value the lenient rules salvaged: reported, but the message is accepted
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.method}: {self.message}"
+        return f"line {self.line}: {self.method}: {'warning: ' if self.warning else ''}{self.message}"
 
 
-def validate_lines(lines: Iterable[str | bytes]) -> Iterator[Problem]:
+def validate_lines(lines: Iterable[str | bytes], *, strict: bool = False) -> Iterator[Problem]:
     """Every problem in a stream of newline-delimited JSON-RPC messages, as each line is read.
 
-    Lines may be bytes (a line that is not UTF-8 is then reported) or text; blank lines are skipped.
+    Lines may be bytes (a line that is not UTF-8 is then reported) or text; blank lines are skipped. Each value
+    salvaged by the lenient rules is a warning, or with `strict` an error.
     """
     reader = MessageReader()
     session = SessionChecks()
     for number, line in enumerate(lines, start=1):
         for message in reader.read_line(line):
-            found = findings(number, line, message, session)
+            found = findings(number, line, message, session, strict=strict)
             if found:
                 yield from found
 
 
-def findings(number: int, line: str | bytes, message: Message, session: SessionChecks) -> list[Problem]:
-    """The problems of one message read from line `number`: the one place where every finding is made."""
+def findings(
+    number: int, line: str | bytes, message: Message, session: SessionChecks, *, strict: bool = False
+) -> list[Problem]:
+    """The problems of one message read from line `number`: the one place where every finding is made.
+
+    A value the lenient rules salvaged is a warning, or with `strict` an error."""
     spanning = session.check(number, line, message)
-    if type(message) is not Invalid and not spanning:
+    invalid = type(message) is Invalid
+    # SALVAGED is empty unless a model that a lenient read made is alive: one check a message, no lookups
+    if not invalid and not spanning and not SALVAGED:
         return []  # the common case, made quick: nothing to report
-    found = (
-        [Problem(number, message.method or "-", text) for text in message.problems] if type(message) is Invalid else []
-    )
+    found = [Problem(number, message.method or "-", text) for text in message.problems] if invalid else []
     found += [Problem(number, method, text) for method, text in spanning]
+    if SALVAGED and not invalid:
+        # the member the models read: params, result or error (an extension's plain JSON salvages nothing)
+        for where in ("params", "result", "error"):
+            for salvage in getattr(getattr(message, where, None), "model_salvaged", ()):
+                found.append(Problem(number, message.method or "-", f"{where}.{salvage}", warning=not strict))
     return found
 
 
@@ -232,6 +250,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", nargs="?", default="-", help="newline-delimited JSON-RPC (default: stdin)")
+    parser.add_argument(
+        "--strict", action="store_true", help="report each value the lenient rules salvaged as an error, not a warning"
+    )
     return parser
 
 
@@ -242,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
     if hasattr(stdout, "reconfigure"):
         stdout.reconfigure(errors="backslashreplace")
-    found = 0
+    found = warned = 0
     seen = [0]
 
     def counted(stream: Iterable[bytes]) -> Iterator[bytes]:
@@ -253,13 +274,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Binary lines, split on LF only: a CR is JSON whitespace, not the end of a message.
         with sys.stdin.buffer if args.file == "-" else Path(args.file).open("rb") as stream:
-            for problem in validate_lines(counted(stream)):
-                found += 1
+            for problem in validate_lines(counted(stream), strict=args.strict):
+                found += not problem.warning
+                warned += problem.warning
                 print(problem, flush=True)
     except OSError as exc:
         print(f"cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
-    summary = f"{seen[0]} line(s), {found} problem(s)"
+    summary = f"{seen[0]} line(s), {found} problem(s)" + (f", {warned} warning(s)" if warned else "")
     print(summary, file=sys.stderr)
     return 1 if found else 0
 

@@ -63,11 +63,6 @@ def test_shared_classes_keep_the_published_fields_and_tags(python_run: Any) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: our schema has no x-deserialize-* annotations, so of the 152 fields the published run "
-    "salvages (124 default-on-error, 28 skip-invalid-items) ours salvages only the shared _meta",
-)
 def test_ours_gets_every_lenient_validator_the_published_run_gets(python_run: Any) -> None:
     published = python_sdk.lenient_fields(python_run("published").module)
     assert published, "the published run salvages no field"

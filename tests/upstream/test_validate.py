@@ -47,7 +47,8 @@ def _broken() -> str:
         5: ('"name":"parser.py",', ""),  # a resource link without its name
         6: ('"messageId":"msg-1"', '"messageId":null'),  # a prompt answer without a messageId
         12: ('"optionId":"yes"}', '"optionId":7}'),  # a permission answer with a number for an option id
-        17: ('"stopReason":"end_turn"', '"stopReason":5'),  # a known state_update variant that is malformed
+        # a known state_update variant with a malformed stop reason, which ACP lets a receiver drop (a warning)
+        17: ('"stopReason":"end_turn"', '"stopReason":5'),
     }
     for number, (old, new) in edits.items():
         assert old in lines[number - 1], number
@@ -68,7 +69,7 @@ def test_each_problem_is_reported_on_its_line() -> None:
         "line 5: session/prompt: params.prompt.1.resource_link.name:",
         "line 6: session/prompt: result.messageId:",
         "line 12: session/request_permission: result.outcome.selected.optionId:",
-        "line 17: session/update: params.update.state_update.",
+        "line 17: session/update: warning: params.update.stopReason: dropped a value that is not valid",
         "line 21: session/teleport: ACP v2 has no notification of this name",
         f"line {total - 1}: -: a response to id 99, but no unanswered request with that id came before",
         f"line {total}: -: not valid JSON",

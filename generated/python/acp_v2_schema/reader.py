@@ -283,7 +283,7 @@ def check_in_line(type_name: str, where: str, line: str | bytes) -> tuple[Any, t
     try:
         return getattr(carrier.validate_json(_readable(line), strict=True), where), ()
     except ValidationError as exc:
-        return None, _problems(exc, ())
+        return _salvaged(type_name, line, where, exc, ())
 
 
 def _problems(exc: ValidationError, prefix: tuple[str, ...]) -> tuple[str, ...]:
@@ -307,7 +307,33 @@ def check(type_name: str, value: Any, where: str) -> tuple[Any, tuple[str, ...]]
     try:
         return adapter(type_name).validate_json(_readable(text), strict=True), ()
     except ValidationError as exc:
-        return None, _problems(exc, (where,))
+        return _salvaged(type_name, text, None, exc, (where,))
+
+
+def _salvaged(
+    type_name: str,
+    text: str | bytes,
+    where: str | None,
+    exc: ValidationError,
+    prefix: tuple[str, ...],
+) -> tuple[Any, tuple[str, ...]]:
+    """A value the strict check refused, read again leniently (models/_salvage.py): (the model, no problems) when
+    ACP's x-deserialize-* rules salvage it (the model's `model_salvaged` says what was set aside), else (None, the
+    problems left). `text` is the JSON of the value, or of the whole message when `where` names the member."""
+    from .models import _salvage
+
+    if not _salvage.hopeful(exc):
+        return None, _problems(exc, prefix)
+    try:
+        value = from_json(text)
+        if where is not None:
+            value = value[where]
+    except (ValueError, KeyError, TypeError):
+        return None, _problems(exc, prefix)
+    try:
+        return _salvage.validate(getattr(models, type_name), value, strict=True), ()
+    except ValidationError as left:
+        return None, _problems(left, (where,) if where is not None else prefix)
 
 
 def _message(cls: type[Any], members: dict[str, Any], given: dict[str, Any], forbid: bool) -> Any:

@@ -15,6 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._salvage import Salvage
     from .auth import (
         AuthAccount,
         AuthMethod,
@@ -388,8 +389,9 @@ if TYPE_CHECKING:
         UserMessage,
     )
 
-# The module that defines each name.
+# The module that defines each name (`Salvage`: the record of what a lenient read set aside, see _salvage.py).
 _MODULES: dict[str, str] = {
+    "Salvage": "_salvage",
     "AbsolutePath": "session",
     "AgentAuthCapabilities": "capabilities",
     "AgentCapabilities": "capabilities",

@@ -21,6 +21,9 @@ Four more savings, each the same models for less work:
 - Once a model's validator is built, its `model_validate_json` is a plain function that hands a call with no
   option straight to that validator (`_fast_json`); a call with an option takes pydantic's own method. Binding a
   class method and reading five keyword defaults had cost a twentieth of the time a small message takes.
+
+Lenient reading (models/_salvage.py) adds nothing to a message that validates: only when `model_validate_json` or
+`model_validate` refuses one is it read again leniently, and the record of what that salvaged is `model_salvaged`.
 """
 
 from __future__ import annotations
@@ -28,13 +31,16 @@ from __future__ import annotations
 import gc
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.config import ExtraValues
 from pydantic_core import CoreSchema
 from typing_extensions import Self
 
 Meta = Annotated[dict[str, Any] | None, Field(alias="_meta")]
 """The annotation of every model's `_meta` field (written once: made once, not once a model)."""
+
+SALVAGED: dict[int, tuple[Any, ...]] = {}
+"""What a lenient read salvaged, by the id of each model that holds a salvage (kept while the model lives)."""
 
 _BUILDING: set[type[BaseModel]] = set()
 """The models whose validators are being built (by any thread: another thread then makes the schema inline)."""
@@ -116,6 +122,51 @@ class Model(BaseModel):
             cls.model_validate_json = _GENERAL_JSON  # type: ignore[method-assign]
         super().__pydantic_init_subclass__(**kwargs)
 
+    @property
+    def model_salvaged(self) -> tuple[Any, ...]:
+        """What the lenient read that made this model salvaged inside it (`Salvage` records of models/_salvage.py:
+        JSON path relative to this model, rule, reason, the value set aside), in path order; empty for a model
+        that was valid as it was, or that was not read from a message."""
+        return SALVAGED.get(id(self), ())
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """Validate a value, as `BaseModel.model_validate` does; a value it refuses is read again leniently
+        (models/_salvage.py) when no option but `strict` is given."""
+        try:
+            model: Self = super().model_validate(
+                obj,
+                strict=strict,
+                extra=extra,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+            return model
+        except ValidationError as error:
+            if (
+                extra is None
+                and from_attributes is None
+                and context is None
+                and by_alias is None
+                and by_name is None
+            ):
+                from ._salvage import rescue
+
+                return rescue(cls, obj, error, strict=strict)  # type: ignore[no-any-return]
+            raise
+
     @classmethod
     def __pydantic_on_complete__(cls) -> None:
         super().__pydantic_on_complete__()
@@ -132,28 +183,34 @@ class Model(BaseModel):
         by_alias: bool | None = None,
         by_name: bool | None = None,
     ) -> Self:
-        """Validate JSON text, as `BaseModel.model_validate_json` does.
+        """Validate JSON text, as `BaseModel.model_validate_json` does; a text it refuses is read again leniently
+        (models/_salvage.py) when no option but `strict` is given.
 
         The common call, with no option, goes straight to the validator: the keyword options that pydantic's own
         method passes on cost a tenth of the time a small message takes to validate.
         """
-        if (
-            strict is None
-            and extra is None
-            and context is None
-            and by_alias is None
-            and by_name is None
-        ):
-            model: Self = cls.__pydantic_validator__.validate_json(json_data)
-            return model
-        return super().model_validate_json(
-            json_data,
-            strict=strict,
-            extra=extra,
-            context=context,
-            by_alias=by_alias,
-            by_name=by_name,
-        )
+        try:
+            if (
+                strict is None
+                and extra is None
+                and context is None
+                and by_alias is None
+                and by_name is None
+            ):
+                model: Self = cls.__pydantic_validator__.validate_json(json_data)
+                return model
+            return super().model_validate_json(
+                json_data,
+                strict=strict,
+                extra=extra,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as error:
+            if extra is None and context is None and by_alias is None and by_name is None:
+                return _rescue_json(cls, json_data, error, strict)
+            raise
 
     @classmethod
     def model_rebuild(
@@ -232,8 +289,23 @@ def _fast_json(cls: type[Model]) -> None:
     def model_validate_json(json_data: str | bytes | bytearray, **options: Any) -> Any:
         if options:
             return general(json_data, **options)
-        return validate(json_data)
+        try:
+            return validate(json_data)
+        except ValidationError as error:
+            return _rescue_json(cls, json_data, error, None)
 
     model_validate_json.__doc__ = Model.model_validate_json.__doc__
     model_validate_json._acp_fast = True  # type: ignore[attr-defined]  # what `_ours` looks for
     cls.model_validate_json = staticmethod(model_validate_json)  # type: ignore[method-assign]
+
+
+def _rescue_json(
+    cls: type[Model],
+    json_data: str | bytes | bytearray,
+    error: ValidationError,
+    strict: bool | None,
+) -> Any:
+    """The lenient read of a text the strict one refused (models/_salvage.py, imported on first need)."""
+    from ._salvage import rescue_json
+
+    return rescue_json(cls, json_data, error, strict=strict)
