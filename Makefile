@@ -29,7 +29,7 @@ check: $(STAMP) ## 0 up to date, 1 drift (files named, fix printed), 2 spec erro
 validate: $(STAMP)
 	$(PY) -m generator validate
 
-compat: $(STAMP) ## breaking changes since the newest v* release tag: 0 none (or no tag yet), 1 an unaccepted one
+compat: $(STAMP) ## breaking changes since the newest v* tag (before one: ACP's published stable schema): 0 none, 1 an unaccepted one
 	$(PY) -m generator diff
 
 lint: $(STAMP)

@@ -244,6 +244,7 @@ class Checker:
             for path, ref in _refs(schema, ("types", name)):
                 if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
                     self.error(doc, path, "bad-ref", f"$ref {ref!r} must have the form '{REF_PREFIX}TypeName'")
+                    self.bad_types.add(name)  # it cannot be resolved: nothing may validate with this type
                     continue
                 target = ref.removeprefix(REF_PREFIX)
                 targets.add(target)

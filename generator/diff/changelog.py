@@ -13,7 +13,7 @@ from ..diagnostics import SpecError
 from .compare import Finding, compare
 from .rules import ACCEPTED, BREAKING, COMPATIBLE, UNSTABLE
 from .snapshot import Snapshot
-from .sources import Source, SourceError, load, load_spec_dir, release_tags
+from .sources import Source, SourceError, load, load_schema, load_spec_dir, release_tags
 
 PAGE_URI = "reference/changes.md"  # under the docs directory
 EDIT_SOURCE = "spec/accepted-breaks.yaml"
@@ -59,7 +59,7 @@ def changes_page(root: Path, spec_dir: Path | None = None) -> str:
         lines.append("## Unreleased")
         lines.append("")
         if not tags:
-            lines += ["There is no `v*` release tag yet, so there is no release to compare the work tree with.", ""]
+            lines += _baseline_section(root, current, links)
         else:
             lines += _section(side(tags[-1][1]), current, f"Compared with {tags[-1][1]}.", links)
         for i in range(len(tags) - 1, -1, -1):
@@ -70,6 +70,22 @@ def changes_page(root: Path, spec_dir: Path | None = None) -> str:
                 continue
             lines += _section(side(tags[i - 1][1]), side(tag), f"Compared with {tags[i - 1][1]}.", links)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _baseline_section(root: Path, current: Snapshot, links: dict[str, str]) -> list[str]:
+    """Before the first release: the work tree against ACP's published stable schema, as `make compat` compares."""
+    from ..fetch import FetchError
+    from . import baseline
+
+    intro = (
+        f"There is no `v*` release tag yet, so the baseline is {baseline.label()}, the same comparison `make compat`"
+        " makes."
+    )
+    try:
+        published: Snapshot | str = load_schema(baseline.stable_schema(root), root)
+    except (FetchError, SpecError, OSError) as exc:
+        published = f"{baseline.label()} cannot be read ({exc})"
+    return _section(published, current, intro, links)
 
 
 def _section(old: Snapshot | str, new: Snapshot | str, intro: str, links: dict[str, str]) -> list[str]:
@@ -90,7 +106,7 @@ def _section(old: Snapshot | str, new: Snapshot | str, intro: str, links: dict[s
 
 def _item(f: Finding, links: dict[str, str]) -> str:
     detail = f.message.removeprefix(f"{f.subject}: ")
-    owner = f.subject.split(" (")[0].split("[")[0]
+    owner = f.subject.split(" (")[0].split("[")[0].split("|")[0]
     owner = owner if "/" in owner or owner.startswith("$") else owner.split(".")[0]
     subject = f"`{f.subject}`"
     if owner in links:

@@ -24,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "diff",
         help=text,
         description=f"{text}. OLD and NEW are each a spec directory, a git revision of this repository, or a "
-        "published ACP schema JSON file. Without OLD: the newest v* release tag.",
+        "published ACP schema JSON file. Without OLD: the newest v* release tag, or before the first one the "
+        "stable schema ACP publishes (the pinned npm release).",
     )
     cmd.add_argument("old", nargs="?", metavar="OLD", help="the earlier version (default: the newest v* tag)")
     cmd.add_argument("new", nargs="?", metavar="NEW", help="the later version (default: the work tree's spec/)")
@@ -46,10 +47,18 @@ def run(args: argparse.Namespace) -> int:
     old_arg: str | None = args.old
     if old_arg is None:
         tags = sources.release_tags(root)
-        if not tags:
-            print("diff: no v* release tag yet, so there is no release to compare the work tree with; nothing to check")
-            return EXIT_OK
-        old_arg = tags[-1][1]
+        if tags:
+            old_arg = tags[-1][1]
+        else:  # before the first release, the stable surface ACP publishes is the baseline
+            from ..fetch import FetchError
+            from . import baseline
+
+            try:
+                old_arg = str(baseline.stable_schema(root))
+            except FetchError as exc:
+                print(f"diff: no v* release tag yet, and {baseline.label()} cannot be fetched: {exc}", file=sys.stderr)
+                return EXIT_ERROR
+            print(f"diff: no v* release tag yet: comparing the work tree with {baseline.label()}", file=sys.stderr)
     try:
         old_source = sources.resolve(old_arg, root, spec_dir)
         new_source = (

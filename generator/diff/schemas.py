@@ -241,6 +241,20 @@ class TypeComparer:
         new = {signature(o): b.child(o, kb, i) for i, o in enumerate(b.schema[kb])}
         gone = [s for s in old if s not in new]
         came = [s for s in new if s not in old]
+        # Branches whose shapes differ but whose titles match (ACP titles its envelopes' Result and Error) are the
+        # same branch, edited: compare each such pair in depth.
+        titled_gone = {_title(old[s].schema): s for s in gone}
+        for sig in list(came):
+            title = _title(new[sig].schema)
+            if title is not None and title in titled_gone:
+                before = titled_gone.pop(title)
+                gone.remove(before)
+                came.remove(sig)
+                self.node(old[before], new[sig], f"{subject}|{title}", owner)
+        if not gone and not came:
+            if ka != kb:
+                self._report("schema-changed", subject, owner, f"{ka} became {kb}", a.at(ka), b.at(kb))
+            return
         if len(gone) == 1 and len(came) == 1:  # one branch edited in place: compare it
             edited = new[came[0]]
             self.node(old[gone[0]], edited, f"{subject}|{kb}[{edited.path[-1]}]", owner)
@@ -390,3 +404,8 @@ class TypeComparer:
                 self.node(a.child(x, "allOf", i), b.child(y, "allOf", i), subject, owner)
         elif strip_deep(la) != strip_deep(lb):
             self._report("schema-changed", subject, owner, "allOf changed", a.at("allOf"), b.at("allOf"))
+
+
+def _title(schema: Any) -> str | None:
+    title = schema.get("title") if isinstance(schema, dict) else None
+    return title if isinstance(title, str) and title else None

@@ -57,6 +57,14 @@ def view(node: Node) -> tuple[Node, bool]:
                 other = 1 - nulls[0]
                 node = node.child(schema[union][other], union, other)
                 continue
+        if union and set(schema) == {union} and isinstance(schema[union], list) and len(schema[union]) > 2:
+            # A null branch beside several others (ACP writes an error's id as Number | Str | null): the null is
+            # the nullability, the rest stays a union.
+            kept = [o for o in schema[union] if strip(o) != {"type": "null"}]
+            if len(kept) == len(schema[union]) - 1:
+                nullable = True
+                node = Node({**node.schema, union: kept}, node.file, node.path)
+                continue
         if isinstance(schema.get("enum"), list) and None in schema["enum"] and len(schema["enum"]) > 1:
             nullable = True
             node = Node({**node.schema, "enum": [v for v in schema["enum"] if v is not None]}, node.file, node.path)

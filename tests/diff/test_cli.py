@@ -35,11 +35,21 @@ def test_real_spec_against_itself_is_empty() -> None:
     assert "no changes" in result.err
 
 
-def test_no_release_tag_says_so_and_passes(tmp_path: Path) -> None:
+def test_no_release_tag_and_no_published_schema_is_an_error_not_a_pass(tmp_path: Path, monkeypatch) -> None:
+    # Before the first tag the baseline is ACP's published stable schema (tests/upstream/test_compat_baseline.py);
+    # when it cannot be had, the gate says so and fails rather than passing with nothing checked.
+    from generator.diff import baseline
+    from generator.fetch import FetchError
+
+    def unreachable(root: Path) -> Path:
+        raise FetchError("npm is not installed")
+
+    monkeypatch.setattr(baseline, "stable_schema", unreachable)
     root = _repo(tmp_path)
     result = run_generator("diff", "--root", str(root))
-    assert result.status == 0
-    assert "no v* release tag" in result.out
+    assert result.status == 2
+    assert "no v* release tag yet, and @agentclientprotocol/sdk@2.4.0 schema/v2/schema.json" in result.err
+    assert "cannot be fetched: npm is not installed" in result.err
 
 
 def test_newest_release_is_the_default_baseline_and_old_paths_name_the_revision(tmp_path: Path) -> None:

@@ -84,3 +84,11 @@ def test_a_discriminator_that_is_not_an_object_is_a_structure_error(spec: Path) 
     (spec / "types" / "content.yaml").write_text(text[:start] + "discriminator: type" + text[end:], encoding="utf-8")
     codes = _codes(spec)
     assert "spec/types/content.yaml:wrong-type" in codes, codes
+
+
+def test_a_ref_that_is_a_bare_name_is_reported_not_followed(spec: Path) -> None:
+    # Found by the fuzz tests: the examples check followed it and crashed in the JSON Schema library.
+    receives = "description: The session that receives the message.\n        $ref: "
+    _edit(spec / "types" / "prompt.yaml", receives + "'#/$defs/SessionId'", receives + "AuthStatusRequest")
+    codes = _codes(spec)
+    assert codes == ["spec/types/prompt.yaml:bad-ref"], codes

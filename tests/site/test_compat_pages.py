@@ -16,4 +16,7 @@ def test_compat_pages_are_on_the_site(built_site: Path) -> None:
         assert f'id="{rule.id}"' in rules, f"rule {rule.id} has no docs entry"
     changes = (built_site / "reference" / "changes" / "index.html").read_text(encoding="utf-8")
     assert "Unreleased" in changes
+    # This repository has no release tag: the page shows the comparison `make compat` makes instead.
+    assert "the baseline is @agentclientprotocol/sdk@2.4.0 schema/v2/schema.json" in changes
+    assert "Compatible (" in changes and "Breaking (" not in changes
     assert 'href="../compatibility-rules/"' in changes or "compatibility-rules/" in changes

@@ -1,0 +1,49 @@
+"""A maintainer's first method, added exactly as the README's "Adding or changing a method" says, goes through.
+
+The files a maintainer would write are in tests/fixtures/workflow/: a method file, its types, a worked example. The
+steps: generate (which names a missing example), then the audit names every difference from the published schema,
+each is listed in spec/upstream-differences.yaml word for word with a reason, and the audit and the drift check pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.support import ROOT, run_generator
+
+FILES = ROOT / "tests" / "fixtures" / "workflow"
+
+
+def test_a_new_method_goes_through_every_step(tmp_path: Path, upstream) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec)
+    args = ("--root", str(tmp_path), "--spec", str(spec))
+    # step 1 and 2: the method file and its types; without the example, generate says what is missing
+    shutil.copy(FILES / "session-pin.yaml", spec / "methods" / "session-pin.yaml")
+    shutil.copy(FILES / "pins.yaml", spec / "types" / "pins.yaml")
+    missing = run_generator("generate", *args)
+    assert missing.status == 2 and "error[missing-example]" in missing.err, missing.err
+    assert "add spec/examples/session-pin.yaml" in missing.err
+    # step 3: the worked example
+    shutil.copy(FILES / "session-pin.example.yaml", spec / "examples" / "session-pin.yaml")
+    done = run_generator("generate", *args)
+    assert done.status == 0, done.err
+    # step 4: the audit names each difference the new method makes; each is listed with a reason
+    audit = ("audit", str(upstream.unstable_path), "--stable", str(upstream.stable_path), *args)
+    first = run_generator(*audit)
+    assert first.status == 1
+    unlisted = [line.removeprefix("NOT LISTED").strip() for line in first.out.splitlines() if line.startswith("NOT")]
+    assert any("session/pin" in line for line in unlisted), first.out
+    differences = spec / "upstream-differences.yaml"
+    listing = "".join(
+        f'  - difference: "{line}"\n    reason: session/pin is ours; ACP has no such method.\n'
+        for line in dict.fromkeys(unlisted)
+    )
+    differences.write_text(differences.read_text(encoding="utf-8") + listing, encoding="utf-8")
+    second = run_generator(*audit)
+    assert second.status == 0, second.out
+    # step 5 and 6: generate again (the differences page) and the drift check CI runs passes
+    assert run_generator("generate", *args).status == 0
+    check = run_generator("check", *args)
+    assert check.status == 0, check.out + check.err
