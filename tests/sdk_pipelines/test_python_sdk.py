@@ -1,7 +1,8 @@
 """The Python SDK's gen_all.py (agent-client-protocol 0.12.1) on the published v2 schema and on ours.
 
-The published run is the control: it must pass every check here. Checks that still fail on our schema carry a
-strict xfail naming what fails (issue 25), so the fix turns them into an unexpected pass and the mark comes off.
+The published run is the control: it must pass every check here, and so must ours. A check that ever fails on
+ours again while a fix is under way may carry a strict xfail naming what fails, so that the fix turns it into an
+unexpected pass and the mark comes off.
 """
 
 from __future__ import annotations

@@ -458,6 +458,10 @@ class ForkSessionRequest(_Model):
     """
     system_prompt: Annotated[SystemPrompt | None, Field(alias="systemPrompt")] = None
     """
+    **UNSTABLE**
+
+    Not part of the stable protocol yet: it may change or go away in any release, without notice.
+
     Content that adds to or replaces the Agent's own instructions for this session.
     """
     field_meta: _Meta = None
