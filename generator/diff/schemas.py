@@ -232,7 +232,7 @@ class TypeComparer:
         self._openness(a, b, open_a, open_b, subject, owner, f"{tag_a} values")
 
     def _branches(self, a: Node, b: Node, subject: str, owner: str) -> None:
-        """An untagged union: branches match by the type they name, or by their whole shape."""
+        """An untagged union: branches match by the type they name, by their whole shape, or else by their title."""
         ka = next(k for k in UNIONS if k in a.schema)
         kb = next(k for k in UNIONS if k in b.schema)
         if not isinstance(a.schema[ka], list) or not isinstance(b.schema[kb], list):
@@ -251,10 +251,6 @@ class TypeComparer:
                 gone.remove(before)
                 came.remove(sig)
                 self.node(old[before], new[sig], f"{subject}|{title}", owner)
-        if not gone and not came:
-            if ka != kb:
-                self._report("schema-changed", subject, owner, f"{ka} became {kb}", a.at(ka), b.at(kb))
-            return
         if len(gone) == 1 and len(came) == 1:  # one branch edited in place: compare it
             edited = new[came[0]]
             self.node(old[gone[0]], edited, f"{subject}|{kb}[{edited.path[-1]}]", owner)
@@ -407,5 +403,6 @@ class TypeComparer:
 
 
 def _title(schema: Any) -> str | None:
+    """A branch's title, when it has a non-empty one."""
     title = schema.get("title") if isinstance(schema, dict) else None
     return title if isinstance(title, str) and title else None
