@@ -556,9 +556,8 @@ class MessageReader:
         self.strict_json = strict_json
         self.keep_raw = keep_raw
         self.ignore_keys = ignore_keys
-        self._careful = (
-            strict_json or keep_raw or ignore_keys
-        )  # options the careful path alone serves
+        # The one-pass read, unless an option only the careful path serves is set (one test a line, as before)
+        self._fast = one_pass and not (strict_json or keep_raw or ignore_keys)
         # id -> methods of the unanswered requests with that id (both sides may use one id); the id itself is the
         # key, since 1 and "1" are different keys already (an id is never a bool or a float)
         self.pending: dict[int | str, list[str]] = {}
@@ -584,8 +583,7 @@ class MessageReader:
         # which refuses them. A rare letter of each (N; y, rarer than I) is found fast: a line without it has no
         # need for the slower search for the word.
         if (
-            self.one_pass
-            and not self._careful
+            self._fast
             and ("N" not in line or "NaN" not in line)
             and ("y" not in line or "Infinity" not in line)
         ):
