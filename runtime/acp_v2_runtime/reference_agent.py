@@ -162,15 +162,13 @@ class Agent:
         # nothing for a blank line, one message for any other
         found = [line_too_long(line.size)] if isinstance(line, jsonrpc.Oversized) else self.reader.read_line(line)
         for message in found:
-            kind = type(message)
-            if kind is Request or kind is Notification:
-                log(f"<- {message.method!a} id={getattr(message, 'id', None)!a}")
-                params = message.raw.get("params")
-                if kind is Request:
-                    self.dispatch(message.id, message.method, params)
-                else:
-                    self.on_notification(message.method, params)
-            elif kind is Invalid:
+            if isinstance(message, Request):
+                log(f"<- {message.method!a} id={message.id!a}")
+                self.dispatch(message.id, message.method, message.raw.get("params"))
+            elif isinstance(message, Notification):
+                log(f"<- {message.method!a} id=None")
+                self.on_notification(message.method, message.raw.get("params"))
+            elif isinstance(message, Invalid):
                 self.refuse(message)
             else:  # a response (with no request pending, it reads as an Invalid with no code, refused alike)
                 log("<- a response; this Agent sends no requests, so it is dropped")

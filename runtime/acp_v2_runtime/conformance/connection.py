@@ -152,15 +152,13 @@ class Connection:
         if not found or not self._keep(len(line)):
             return
         (message,) = found
-        kind = type(message)
-        if kind is Response or kind is ErrorResponse:
-            self._answer(message.id, message.raw)  # type: ignore[union-attr]
-        elif kind is Notification:
-            self._notification(message.method, message.raw)  # type: ignore[union-attr]
-        elif kind is Request:
-            self._request(message.id)  # type: ignore[union-attr]
+        if isinstance(message, Response | ErrorResponse):
+            self._answer(message.id, message.raw)
+        elif isinstance(message, Notification):
+            self._notification(message.method, message.raw)
+        elif isinstance(message, Request):
+            self._request(message.id)
         else:
-            assert isinstance(message, Invalid)
             self._invalid(message)
 
     def _invalid(self, message: Invalid) -> None:
@@ -187,8 +185,8 @@ class Connection:
 
     def _answer(self, rid: int | str | None, raw: dict[str, Any]) -> None:
         error = raw.get("error")
-        if rid is None:
-            self._flag(f"the Agent answered error {error['code']} with a null id (it could not read us)")
+        if rid is None:  # an error answer: the reader refuses a result with a null id
+            self._flag(f"the Agent answered error {raw['error']['code']} with a null id (it could not read us)")
             return
         if self.sent[rid] == M.SESSION_LIST and error is None:
             self._private(raw["result"], f"the {M.SESSION_LIST} result", "result")
