@@ -556,7 +556,8 @@ class MessageReader:
         self.strict_json = strict_json
         self.keep_raw = keep_raw
         self.ignore_keys = ignore_keys
-        # The one-pass read, unless an option only the careful path serves is set (one test a line, as before)
+        # The one-pass read, unless an option only the careful path serves is set (one test a line, as before);
+        # like every option, fixed when the reader is made
         self._fast = one_pass and not (strict_json or keep_raw or ignore_keys)
         # id -> methods of the unanswered requests with that id (both sides may use one id); the id itself is the
         # key, since 1 and "1" are different keys already (an id is never a bool or a float)
