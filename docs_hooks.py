@@ -10,7 +10,7 @@
 - Search: diagram sources (mermaid blocks) are kept out of the search index, so a result's preview shows prose, not
   `flowchart TD` and arrows.
 - Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
-  instead (taken once with `npm pack` through generator/fetch.py and checked against its published sha512), so
+  instead (taken once with `npm pack` through generator/read/fetch.py and checked against its published sha512), so
   diagrams render offline and no page asks a third party for code.
 """
 
@@ -26,7 +26,7 @@ from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from generator import paths
-from generator.fetch import FetchError, NpmPackage, fetch_members
+from generator.read.fetch import FetchError, NpmPackage, fetch_members
 
 # The `integrity` is the one the npm registry publishes for this release.
 MERMAID = NpmPackage(
@@ -52,7 +52,7 @@ def _root(config: MkDocsConfig) -> Path:
 # -- banner -----------------------------------------------------------------------------------------------
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Fill the banner's version and pinned-schema link from the generator, where each is written once."""
-    from generator.audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION
+    from generator.read.published import UPSTREAM_PACKAGE, UPSTREAM_VERSION
     from generator.render.python_pkg import PACKAGE_VERSION
 
     config.extra["spec_version"] = PACKAGE_VERSION

@@ -35,9 +35,9 @@ from typing import Any
 import yaml
 
 from bench.common import Ratio, compile_generator
-from generator import semantics
+from generator.check import semantics
+from generator.model.spec import REF_PREFIX
 from generator.render.codegen import command_line, options
-from generator.semantics import REF_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 7  # medians of seven: the first round's colder caches weigh no more than any other

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .incremental import RenderCache
+    from .render.incremental import RenderCache
 
 EXIT_OK, EXIT_DRIFT, EXIT_ERROR = 0, 1, 2
 
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_diff(args)
         if args.command == "audit":
-            from . import audit
+            from .audit import command as audit
 
             return audit.main(args.schema, args.stable, root, spec_dir)
         return _run(args.command, root, spec_dir, force=getattr(args, "force", False))
@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
-    from .incremental import memo_path
     from .render import codegen, described
+    from .render.incremental import memo_path
 
     generating = command == "generate"
     # A run with no memo of the code generator's output will most likely run it: the worker starts first, to import
@@ -131,8 +131,8 @@ def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
 
 def _checked(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
     """Read the spec, then validate, check or generate (`_run` holds the code generator's worker)."""
-    from . import cache
     from .pipeline import read_spec
+    from .write import cache
 
     snapshot = read_spec(spec_dir, root)  # the only time this run reads the spec
     generating = command == "generate"
@@ -143,8 +143,8 @@ def _checked(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
         return EXIT_OK
 
     from .diagnostics import SpecError
-    from .parsecache import ParseCache
     from .pipeline import load_spec
+    from .read.parsecache import ParseCache
 
     # --force starts from nothing: no parsed file and no renderer output of an earlier run is reused.
     parsed = ParseCache(root, env) if generating and not force else None
@@ -160,9 +160,9 @@ def _checked(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
         print(f"validate: {spec_dir} is valid ({len(spec.methods)} entries, {len(spec.types)} types)")
         return EXIT_OK
 
-    from . import writer
-    from .incremental import RenderCache
     from .render import render_all
+    from .render.incremental import RenderCache
+    from .write import writer
 
     if command == "check":  # always renders everything: CI compares with what a full run produces
         files = render_all(spec)

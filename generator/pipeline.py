@@ -1,6 +1,6 @@
 """Load, validate and model a spec directory: the front half of the pipeline, with all errors collected.
 
-One loop serves every kind of spec file (generator/kinds.py): read the bytes once, parse them, check each file
+One loop serves every kind of spec file (generator/check/kinds.py): read the bytes once, parse them, check each file
 against its kind's meta-schema, then run the kinds' meaning checks in order and the name check across them. Every
 problem of every file joins one report; the model is built only from a spec with none.
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePath
 
-from . import identifiers, semantics
+from .check import identifiers, semantics
+from .check.kinds import KINDS, META_DIR, SpecKind, by_name
+from .check.structure import MetaSchema, check_structure, load_meta_schema
 from .diagnostics import Diagnostic, Location, SpecError
-from .kinds import KINDS, META_DIR, SpecKind, by_name
-from .loader import Document, parse_document
-from .model import Spec
-from .parsecache import ParseCache
-from .specfiles import Snapshot, take_snapshot
-from .structure import MetaSchema, check_structure, load_meta_schema
+from .model.spec import Spec
+from .read.loader import Document, parse_document
+from .read.parsecache import ParseCache
+from .read.specfiles import Snapshot, take_snapshot
 
 
 def spec_patterns() -> list[str]:
@@ -26,7 +26,7 @@ def spec_patterns() -> list[str]:
 
 
 def read_spec(spec_dir: Path, root: Path) -> Snapshot:
-    """Read every spec file once (see generator/specfiles.py)."""
+    """Read every spec file once (see generator/read/specfiles.py)."""
     return take_snapshot(spec_dir, root, spec_patterns())
 
 

@@ -7,24 +7,21 @@ checked when it is fetched), kept under .cache/ so that later runs need no netwo
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+
+from ..read.published import UPSTREAM, fetch_upstream
 
 CACHE = Path(".cache") / "compat"
 
 
 def label() -> str:
     """How reports name the baseline."""
-    from ..audit import UPSTREAM
-
     return f"{UPSTREAM.spec} schema/v2/schema.json (ACP's published stable schema)"
 
 
 def stable_schema(root: Path) -> Path:
     """The published stable schema, fetched into ROOT/.cache/compat/ on first use; FetchError when it cannot be."""
-    import tempfile
-
-    from ..audit import UPSTREAM, fetch_upstream
-
     folder = root / CACHE / f"{UPSTREAM.name.replace('/', '+')}-{UPSTREAM.version}"
     if not (folder / "schema.json").is_file():
         folder.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..loader import DataPath
+from ..read.loader import DataPath
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from ..compat_rules import ACCEPTED, BREAKING, COMPATIBLE, UNSTABLE
 from ..diagnostics import SpecError
 from .compare import Finding, compare
-from .rules import ACCEPTED, BREAKING, COMPATIBLE, UNSTABLE
 from .snapshot import Snapshot
 from .sources import Source, SourceError, load, load_schema, load_spec_dir, release_tags
 
@@ -74,7 +74,7 @@ def changes_page(root: Path, spec_dir: Path | None = None) -> str:
 
 def _baseline_section(root: Path, current: Snapshot, links: dict[str, str]) -> list[str]:
     """Before the first release: the work tree against ACP's published stable schema, as `make compat` compares."""
-    from ..fetch import FetchError
+    from ..read.fetch import FetchError
     from . import baseline
 
     intro = (
@@ -116,7 +116,7 @@ def _item(f: Finding, links: dict[str, str]) -> str:
 
 def _links(current: Snapshot) -> dict[str, str]:
     """Pages that exist in this build: method pages by method name, type sections by type name."""
-    from ..naming import method_slug
+    from ..model.naming import method_slug
 
     out: dict[str, str] = {}
     names = [m.name for m in current.methods.values()]

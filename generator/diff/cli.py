@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     """Run `diff` with parsed arguments; print the report and return the exit status."""
     # Imported here, not at the top: the main command line registers `diff` on every run, and these pull in
     # the renderers and their libraries.
+    from ..read.parsecache import SharedParses
     from . import report, sources
     from .compare import compare
 
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         if tags:
             old_arg = tags[-1][1]
         else:  # before the first release, the stable surface ACP publishes is the baseline
-            from ..fetch import FetchError
+            from ..read.fetch import FetchError
             from . import baseline
 
             try:
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="acp-diff-") as tmp:
         problems: list[Diagnostic] = []
         loaded = []
-        parses = sources.SharedParses()  # the files both sides hold byte for byte are parsed once
+        parses = SharedParses()  # the files both sides hold byte for byte are parsed once
         for source in (old_source, new_source):
             try:
                 loaded.append(sources.load(source, root, spec_dir, Path(tmp), parses))
@@ -92,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(report.as_json(findings) if args.format == "json" else report.text(findings))
     print(report.summary(findings, old_source.label, new_source.label), file=sys.stderr)
     if report.failing(findings):
-        from ..kinds import by_name  # the file's name is written once, in the table of spec file kinds
-        from .accepted import KIND
+        from ..check.accepted import KIND
+        from ..check.kinds import by_name  # the file's name is written once, in the table of spec file kinds
 
         accepted_file = (spec_dir / by_name(KIND).pattern).as_posix()
         print(report.accept_hint(findings, _shown(accepted_file, root)), file=sys.stderr)

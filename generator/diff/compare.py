@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import stability
+from ..check import stability
+from ..compat_rules import ACCEPTED, BREAKING, READ, UNSTABLE, WRITTEN, rule
+from ..model.class_names import model_classes
 from .change import Change, Scope, Where
-from .rules import ACCEPTED, BREAKING, READ, UNSTABLE, WRITTEN, rule
 from .schemas import TypeComparer
 from .snapshot import SPEC, MethodView, Snapshot
 
@@ -67,10 +68,8 @@ def compare(old: Snapshot, new: Snapshot, *, include_all: bool = False) -> list[
 
 
 def _model_classes(old: Snapshot, new: Snapshot, emit) -> None:
-    """Public classes of the generated models named after a union branch (generator/render/class_names.py) that
+    """Public classes of the generated models named after a union branch (generator/model/class_names.py) that
     one side has and the other lacks; a class that is a type of its own is the type rules' business."""
-    from ..render.class_names import model_classes  # late: other diffs need no renderer
-
     before, after = model_classes(old.types), model_classes(new.types)
     for name in sorted(before.keys() - after.keys() - new.types.keys()):
         owner = before[name]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from ..compat_rules import ACCEPTED, BREAKING, COMPATIBLE, UNSTABLE
 from .compare import Finding
-from .rules import ACCEPTED, BREAKING, COMPATIBLE, UNSTABLE
 
 JSON_KEYS = ("rule", "severity", "path", "line", "column", "message", "subject")
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..loader import DataPath
+from ..read.loader import DataPath
 from .change import Where
 
 TEXTS = ("description", "title")

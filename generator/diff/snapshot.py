@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..check.accepted import Acceptance, Version
+from ..compat_rules import READ, WRITTEN
 from ..diagnostics import Location
-from ..loader import DataPath, Document, load_document
-from ..model import SIDE_OF_DIRECTION
+from ..model.spec import SIDE_OF_DIRECTION
+from ..model.upstream_form import published
+from ..read.loader import DataPath, Document, load_document
 from ..render.schema import _refs as refs_of  # one reading of $refs, shared with the schema renderer
-from .accepted import Acceptance, Version
-from .rules import READ, WRITTEN
 
 SPEC, SCHEMA = "spec", "schema"  # the two kinds of snapshot: a full spec, or only what a JSON Schema holds
 
@@ -115,9 +116,7 @@ class Snapshot:
 
     def as_schema(self) -> Snapshot:
         """This snapshot reduced to what a published schema can also say (for a spec-against-schema diff), its
-        types in the shape the published schemas give them (generator/render/upstream_form.py)."""
-        from ..render.upstream_form import published  # late: the renderers are not needed by other diffs
-
+        types in the shape the published schemas give them (generator/model/upstream_form.py)."""
         methods = {
             key: MethodView(
                 m.name, m.kind, SIDE_OF_DIRECTION.get(m.direction, m.direction), m.stability, m.params, m.result, m.file

@@ -1,4 +1,4 @@
-"""Stage 4: renderers. Each takes the model and returns {path relative to the project root: text}.
+"""Rendering: one renderer per artifact. Each takes the model and returns {path relative to the project root: text}.
 
 Rendering has two phases. Phase 1 renders code, data and the pages that quote no code. Phase 2 renders pages
 that quote phase-1 output; each of those renderers also receives the files of the phase-1 renderers it names, so
@@ -7,7 +7,7 @@ needs nothing from the others (the code generator behind the Python models) star
 the rest of its phase renders, and renders last: the two proceed side by side.
 
 Each renderer is listed with the model fields it never reads, so that an incremental run can skip it when
-nothing else changed (generator/incremental.py). A field listed here that the renderer does read would serve
+nothing else changed (generator/render/incremental.py). A field listed here that the renderer does read would serve
 stale output: tests/pipeline/test_incremental.py traces every read of every renderer to catch that. Renderer
 modules are imported only when their renderer runs, so a run that reuses them never pays for their libraries.
 """
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..incremental import RenderCache
-    from ..model import Spec
+    from ..model.spec import Spec
+    from .incremental import RenderCache
 
 
 # Fields of a method entry that only its pages show: code and data never read them.
@@ -142,7 +142,7 @@ def render_all(spec: Spec, cache: RenderCache | None = None) -> dict[str, str]:
 def _plan(unit: Unit, spec: Spec, code: dict[str, str], cache: RenderCache | None) -> Plan:
     if cache is None:
         return "", None
-    from ..incremental import canonical, input_key
+    from .incremental import canonical, input_key
 
     quoted = cache.digests(code) if unit.quotes else None
     key = input_key(cache.environment, unit.name, canonical(spec, unit.ignores), quoted)

@@ -7,13 +7,13 @@ the page follows a rename in spec/retry-classes.yaml like every other page.
 from __future__ import annotations
 
 from .. import paths
-from ..diff.rules import AREAS, BREAKING, RULES, Rule
-from ..model import Spec
+from ..compat_rules import AREAS, BREAKING, RULES, Rule
+from ..model.spec import Spec
 from .markers import markdown_header
 from .templates import render_output
 
 PAGE = paths.COMPATIBILITY_PAGE
-SOURCE = "generator/diff/rules.py"
+SOURCE = "generator/compat_rules.py"
 
 
 def render(spec: Spec) -> dict[str, str]:

@@ -4,7 +4,7 @@ datamodel-code-generator takes most of a full run, and most spec edits change on
 shows becomes the text of a docstring line of its own (`use_schema_description`, `use_field_description`), so
 the models of a schema are those of its *skeleton* (every such description replaced by a placeholder token, equal
 texts by equal tokens) with each token replaced by its text. The skeleton's output is kept between runs
-(generator/incremental.py, `memoized`), so an edit to descriptions only costs a substitution, not a code
+(generator/render/incremental.py, `memoized`), so an edit to descriptions only costs a substitution, not a code
 generator run.
 
 What makes the substitution exact, and what is checked rather than assumed:
@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..incremental import memoized, remembered
+from .incremental import memoized, remembered
 from .stability import MARKED_HEAD
 
 _PREFIX = "AcpDescribedText"

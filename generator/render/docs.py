@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from .. import paths, refinements, unions
-from ..model import DIRECTION_TITLES, Example, Method, Spec, TypeDef
-from ..semantics import REF_PREFIX
-from ..stability import UNSTABLE
+from .. import paths
+from ..check.stability import UNSTABLE
+from ..model import refinements, unions
+from ..model.spec import DIRECTION_TITLES, REF_PREFIX, Example, Method, Spec, TypeDef
+from ..read.published import UPSTREAM_PACKAGE, UPSTREAM_VERSION
 from .flowchart import flowchart
 from .markers import markdown_header
 from .templates import METHOD_PAGE_TEMPLATE, TYPE_PAGE_TEMPLATE
@@ -111,8 +112,6 @@ def _table_page(spec: Spec) -> str:
 
 
 def _differences_page(spec: Spec) -> str:
-    from ..audit import UPSTREAM_PACKAGE, UPSTREAM_VERSION  # the pin lives with the audit that checks the list
-
     source = "spec/upstream-differences.yaml"
     return render_template(
         paths.DIFFERENCES_PAGE + ".j2",
@@ -251,7 +250,7 @@ def _shape(schema: dict[str, Any], links: dict[str, str]) -> str:
 
 
 def _refinement_shape(schema: dict[str, Any], name: str, links: dict[str, str]) -> str:
-    """What each value of the refining property means, for an object refined by it (generator/refinements.py)."""
+    """What each value of the refining property means, for an object refined by it (generator/model/refinements.py)."""
     options = []
     for branch in schema["anyOf"]:
         prop = branch.get("properties", {}).get(name, {})

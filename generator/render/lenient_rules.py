@@ -1,10 +1,10 @@
 """The salvage table of the generated models: which fields of which classes a receiver salvages, and how.
 
-The spec's `x-deserialize-*` annotations (generator/lenience.py) are per type and property; the models are classes
+The spec's `x-deserialize-*` annotations (generator/model/lenience.py) are per type and property; the models are classes
 that datamodel-code-generator named, some of them made up (the variants of a union written inline). The table is
 read off the final models source: a type that is a class names itself; a type that is a union alias stands for
 every class its members reach (a property of the union's own is a property of each variant), and a property of
-one inline branch for the classes that branch's member reaches. A refined object (generator/refinements.py) is one
+one inline branch for the classes that branch's member reaches. A refined object (generator/model/refinements.py) is one
 flattened class that takes its branches' properties, so it takes the rules of the types its branches name too.
 At run time a class also takes the rules of the
 classes it derives from (models/_salvage.py), so a variant that extends a spec type salvages what that type does.
@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from .. import refinements
-from ..model import Lenience, Spec
-from ..semantics import REF_PREFIX
+from ..model import refinements
+from ..model.spec import REF_PREFIX, Lenience, Spec
 
 # The flags of one field, as models/_salvage.py reads them.
 ON_ERROR, SKIP_INVALID_ITEMS, ON_NULL, REQUIRED = 1, 2, 4, 8

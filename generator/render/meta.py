@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import naming, paths
-from ..model import Method, Spec
+from .. import paths
+from ..model import naming
+from ..model.spec import Method, Spec
 from .markers import json_text
 
 VERSION_TYPE = "ProtocolVersion"

@@ -1,7 +1,7 @@
 """Open the tagged unions in the generated pydantic models, and let every model keep the fields it does not know.
 
 datamodel-code-generator writes each tagged union as a closed, discriminated union (it is given the closed form,
-see generator/unions.py). This pass rewrites each such alias so that a tag value the union does not know selects a
+see generator/model/unions.py). This pass rewrites each such alias so that a tag value the union does not know selects a
 fallback model, `Other<Union>`, which keeps the tag and every other field; a known tag still selects its own
 variant, so a malformed known variant stays an error: the fallback's tag field (`OtherTag`) refuses the known tags,
 a check that only a message no known variant took ever reaches. Dispatch is one lookup of the tag by pydantic's
@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 import re
 
-from .. import naming, paths, unions
-from ..model import Spec
-from ..semantics import REF_PREFIX
+from .. import paths
+from ..model import naming, unions
+from ..model.spec import REF_PREFIX, Spec
 from .templates import PARTIALS, render, render_output
 
 UNKNOWN_TAG = "__unknown__"  # the Tag of a dispatched fallback; never a value on the wire (it is never looked up)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import paths
-from ..model import ErrorRule, Method, Spec
+from ..model.spec import ErrorRule, Method, Spec
 from .markers import json_text
 
 POLICY_PATH = paths.POLICY

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import naming, paths
-from ..model import Spec
+from .. import paths
+from ..model import naming
+from ..model.spec import Spec
 from .templates import render_output
 
 

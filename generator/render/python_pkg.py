@@ -23,11 +23,11 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import paths, refinements, unions
-from ..incremental import memoized_each
-from ..model import Spec
-from ..semantics import REF_PREFIX
-from . import class_names, codegen, described, lenient_rules, open_unions, policy, protocol, schema
+from .. import paths
+from ..model import class_names, refinements, unions
+from ..model.spec import REF_PREFIX, Spec
+from . import codegen, described, lenient_rules, open_unions, policy, protocol, schema
+from .incremental import memoized_each
 from .markers import json_text, markdown_header, python_header
 from .models_split import split_models
 from .templates import render_output
@@ -194,7 +194,7 @@ def _codegen_document(spec: Spec) -> dict[str, Any]:
             return document
     # The code generator takes the closed unions (open_unions adds each union's fallback variant afterwards) and
     # refined objects flattened into one model each.
-    # Union branches the spec names get types of their own, so the models take those names (render/class_names.py).
+    # Union branches the spec names get types of their own, so the models take those names (model/class_names.py).
     document = refinements.flattened(unions.closed(schema.bundle(spec, unstable=True)), REF_PREFIX)
     document = class_names.named_branches(document)
     _bound_integer_formats(document)
@@ -356,7 +356,7 @@ def format_python(files: dict[str, str]) -> dict[str, str]:
     All files go through two ruff runs in total (import cleanup, then formatting), not two per file: each file is
     laid in a folder of its own under a temporary directory, so that ruff sees it as alone, as it would on stdin.
     Its result depends on the file's name and text only, so a file whose text was formatted by the last run is not
-    formatted again (generator/incremental.py, `memoized_each`).
+    formatted again (generator/render/incremental.py, `memoized_each`).
     """
     return memoized_each("ruff-format", files, _ruff_formatted)
 

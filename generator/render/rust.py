@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .. import naming, paths
-from ..model import Spec
+from .. import paths
+from ..model import naming
+from ..model.spec import Spec
 from .markers import NOTICE
 from .templates import render_output
 from .vectors import MESSAGE_KINDS

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import envelopes, paths, schema_check
-from ..model import Method, Spec
-from ..semantics import REF_PREFIX
-from . import stability, upstream_form
+from .. import paths
+from ..check import schema_check
+from ..model import envelopes, upstream_form
+from ..model.spec import REF_PREFIX, Method, Spec
+from . import stability
 from .markers import json_text
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -104,7 +105,7 @@ _MADE: list[tuple[Spec, bool, str]] = []
 
 
 def bundle_text(spec: Spec, *, unstable: bool) -> str:
-    """A bundle as written, in the shape ACP publishes (render/upstream_form.py), checked first (never emit a
+    """A bundle as written, in the shape ACP publishes (model/upstream_form.py), checked first (never emit a
     schema that is not one).
 
     Made once per model: the Python package ships the same two files, and writing JSON with an indent runs in
@@ -124,7 +125,7 @@ def bundle_text(spec: Spec, *, unstable: bool) -> str:
 def check_bundle(document: dict[str, Any]) -> None:
     """Raise unless `document` is a valid JSON Schema.
 
-    The check is generator/schema_check.py's, as at loading (compiled, so the whole bundle costs a few
+    The check is generator/check/schema_check.py's, as at loading (compiled, so the whole bundle costs a few
     milliseconds): a type the spec passed in passes here too, unless rendering (envelopes, marks) broke it.
     """
     error = schema_check.best_error(document)

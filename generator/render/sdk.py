@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import paths
-from ..model import Spec
+from ..model.spec import Spec
 from . import rust, typescript, vectors
 from .markers import markdown_header
 from .templates import render_output

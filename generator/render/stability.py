@@ -1,7 +1,7 @@
 """What stability does to the published schemas: the stable file leaves unstable items out, the other marks them.
 
 The facts are the model's (`TypeDef.stability`, `TypeDef.unstable_properties`, from `x-stability` in the spec;
-see generator/stability.py). In `schema.json` an unstable type is absent, and so is every unstable property
+see generator/check/stability.py). In `schema.json` an unstable type is absent, and so is every unstable property
 (from `properties` and `required`) and every variant of a union that is an unstable type (its branch and its
 discriminator mapping entry); the union's catch-all is derived again from the variants that remain, so a tag
 that only the unstable file knows is an unknown tag to a stable reader, as in the published ACP schema. In
@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import unions
-from ..model import Spec
-from ..stability import UNSTABLE, variant_target
+from ..check.stability import UNSTABLE, variant_target
+from ..model import unions
+from ..model.spec import REF_PREFIX, Spec
 
 MARKER = "**UNSTABLE**"
 # Our words for what the marker means; the published schema's convention is only the form: marker, blank line,
 # a sentence, blank line, the description.
 NOTE = "Not part of the stable protocol yet: it may change or go away in any release, without notice."
-REF_PREFIX = "#/$defs/"
 MARKED_HEAD = f"{MARKER}\n\n{NOTE}\n\n"  # what a marked description starts with
 
 
@@ -111,5 +110,5 @@ def _without_variants(schema: dict[str, Any], gone: set[str]) -> dict[str, Any]:
 
 
 def _names(branch: Any, gone: set[str]) -> bool:
-    """Whether a union branch is the variant of one of `gone` (generator/stability.py's `variant_target`)."""
+    """Whether a union branch is the variant of one of `gone` (generator/check/stability.py's `variant_target`)."""
     return variant_target(branch) in gone

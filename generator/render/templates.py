@@ -12,7 +12,7 @@ from typing import Any
 
 import jinja2
 
-from .. import naming
+from ..model import naming
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 

@@ -1,6 +1,6 @@
 """generated/conformance/idempotency-traces.json: the keyed-prompt conformance traces, as steps; and their page.
 
-The traces were loaded and checked with the rest of the spec (generator/conformance.py). The same document is
+The traces were loaded and checked with the rest of the spec (generator/check/conformance.py). The same document is
 shipped inside the Python package, where `python -m acp_v2_runtime.conformance` reads it, and summed up on
 site/reference/conformance-traces.md: the handshake, what each trace needs of an Agent, and what it checks.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from .. import paths
-from ..model import Spec
+from ..model.spec import Spec
 from .markers import json_text, markdown_header
 from .templates import render_output
 

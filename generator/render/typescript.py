@@ -6,7 +6,7 @@ import json
 from itertools import groupby
 
 from .. import paths
-from ..model import Method, Spec
+from ..model.spec import Method, Spec
 from .markers import NOTICE
 from .templates import render_output
 

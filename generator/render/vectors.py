@@ -14,7 +14,7 @@ import unicodedata
 from typing import Any
 
 from .. import paths
-from ..model import KeyRules, Spec
+from ..model.spec import KeyRules, Spec
 from .markers import NOTICE
 
 KEY_VECTORS_PATH = paths.KEY_VECTORS

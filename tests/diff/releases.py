@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from generator import audit
+from generator.read.published import fetch_upstream
 from tests.support import run_generator
 
 HERE = Path(__file__).resolve().parent / "releases"
@@ -19,7 +19,7 @@ PAIRS = (("2.2.0", "2.3.0"), ("2.3.0", "2.4.0"))
 
 def fetch(dest: Path, version: str) -> Path:
     """The release's schema.unstable.json (with its schema.json beside it, for stability) under dest/<version>/."""
-    unstable, _ = audit.fetch_upstream(dest / version, version)
+    unstable, _ = fetch_upstream(dest / version, version)
     return unstable
 
 

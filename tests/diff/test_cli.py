@@ -39,7 +39,7 @@ def test_no_release_tag_and_no_published_schema_is_an_error_not_a_pass(tmp_path:
     # Before the first tag the baseline is ACP's published stable schema (tests/upstream/test_compat_baseline.py);
     # when it cannot be had, the gate says so and fails rather than passing with nothing checked.
     from generator.diff import baseline
-    from generator.fetch import FetchError
+    from generator.read.fetch import FetchError
 
     def unreachable(root: Path) -> Path:
         raise FetchError("npm is not installed")

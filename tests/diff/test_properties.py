@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.diff.rules import BY_ID, COMPATIBLE, READ, UNSTABLE, WRITTEN
+from generator.compat_rules import BY_ID, COMPATIBLE, READ, UNSTABLE, WRITTEN
 from generator.diff.sources import load_spec_dir
 from generator.pipeline import load_spec
 from tests.support import ROOT, run_generator

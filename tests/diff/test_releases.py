@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import audit
+from generator.audit import command as audit
 from tests.diff.releases import PAIRS, diff_releases, snapshot
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.compat_rules import BREAKING, BY_ID, RULES
 from generator.diff.report import JSON_KEYS
-from generator.diff.rules import BREAKING, BY_ID, RULES
 from tests.diff.support import CASES, build_side, case_names, run_case
 from tests.support import run_generator
 

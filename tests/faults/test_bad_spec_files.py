@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import loader, specfiles
+from generator.read import loader, specfiles
 from tests.faults.support import assert_rejected, real_project
 from tests.support import ROOT, run_generator
 
@@ -319,7 +319,7 @@ def test_error_code_titles_that_become_one_enum_member(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["[]", "{a: 1}", "nonsense"])
 def test_envelope_declaration_with_a_bad_message(tmp_path: Path, value: str) -> None:
-    # found by the spec fuzz test: a list here was a TypeError in generator/envelopes.py
+    # found by the spec fuzz test: a list here was a TypeError in generator/model/envelopes.py
     root = real_project(tmp_path)
     declared = f"{{message: {value}, from: client}}"
     _replace(root, "spec/types/envelopes.yaml", "{message: request, from: client}", declared)

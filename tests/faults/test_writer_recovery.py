@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import writer
+from generator.write import writer
 from tests.support import ROOT, make_project, run_generator, tree
 
 OLD = {

@@ -6,8 +6,9 @@ import re
 import shutil
 from pathlib import Path
 
+from generator.model import class_names
 from generator.pipeline import load_spec
-from generator.render import class_names, python_pkg
+from generator.render import python_pkg
 from tests.support import ROOT
 
 NUMBERED = re.compile(r"[A-Za-z]+[0-9]+$")

@@ -9,7 +9,7 @@ import pytest
 
 from generator import paths
 from generator.diagnostics import display_path
-from generator.specfiles import Snapshot
+from generator.read.specfiles import Snapshot
 from tests.regen import BASE_CASE
 from tests.support import (
     INVALID_FIXTURES,

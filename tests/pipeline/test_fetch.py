@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from generator.fetch import FetchError, NpmPackage, extract_members, integrity_of
+from generator.read.fetch import FetchError, NpmPackage, extract_members, integrity_of
 
 
 def _tarball(files: dict[str, bytes]) -> bytes:

@@ -21,12 +21,13 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import cache, model
 from generator.diagnostics import SpecError
-from generator.incremental import MEMO_DIR, RenderCache, digest, memoized_each
-from generator.parsecache import PARSE_CACHE_FILE, ParseCache
+from generator.model import spec as model
 from generator.pipeline import load_spec, read_spec
+from generator.read.parsecache import PARSE_CACHE_FILE, ParseCache
 from generator.render import UNITS, described, python_pkg, render_all, templates
+from generator.render.incremental import MEMO_DIR, RenderCache, digest, memoized_each
+from generator.write import cache
 from tests.fuzz.conftest import record, scaled
 from tests.support import ROOT, make_project, run_generator, tree
 
@@ -343,7 +344,10 @@ def test_the_environment_covers_sources_templates_and_the_license(tmp_path: Path
     monkeypatch.setattr(cache, "_LICENSE", tmp_path / "LICENSE")
     (tmp_path / "LICENSE").write_text("terms\n")
     seen = {cache.environment()}
-    for path in (sources / "templates" / "site" / "reference" / "methods" / "method.md.j2", sources / "model.py"):
+    for path in (
+        sources / "templates" / "site" / "reference" / "methods" / "method.md.j2",
+        sources / "model" / "spec.py",
+    ):
         path.write_text(path.read_text() + "\n")
         seen.add(cache.environment())
     (tmp_path / "LICENSE").write_text("other terms\n")
@@ -510,7 +514,7 @@ def test_checks_kept_in_the_parse_cache_run_again_when_what_they_read_changes(tm
     """Each worked example's check and each types file's meta-schema check keep a clean outcome in the parse cache:
     a prose edit reuses them all, and an edit to what one of them reads runs that one again (and only the checks
     that read it), so an error it causes is reported."""
-    from generator import examples, schema_check
+    from generator.check import examples, schema_check
 
     shutil.copytree(ROOT / "spec", tmp_path / "spec")
     spec_dir = tmp_path / "spec"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import kinds, pipeline
+from generator import pipeline
+from generator.check import kinds
 from generator.diagnostics import SpecError
 from tests.faults.support import real_project
 from tests.support import ROOT

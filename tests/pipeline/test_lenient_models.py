@@ -14,7 +14,7 @@ import pytest
 from acp_v2_schema import load_schema, models
 from pydantic import TypeAdapter, ValidationError
 
-from generator import lenience
+from generator.model import lenience
 from generator.pipeline import load_spec
 from tests.support import ROOT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.loader import Document, parse_document
+from generator.read.loader import Document, parse_document
 
 
 def test_positions_of_values_and_keys(tmp_path: Path) -> None:

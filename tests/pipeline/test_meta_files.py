@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from generator import naming, paths
+from generator import paths
+from generator.model import naming
 from generator.pipeline import load_spec
 from generator.render import meta
 from tests.support import ROOT

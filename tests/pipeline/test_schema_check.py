@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from generator import schema_check
+from generator.check import schema_check
 from generator.diagnostics import SpecError
 from generator.pipeline import load_spec
 from generator.render import schema
@@ -140,7 +140,7 @@ def test_types_judge_values_as_jsonschema_does() -> None:
 def test_spec_files_judged_as_jsonschema_does(tmp_path: Path) -> None:
     import yaml
 
-    from generator.kinds import KINDS, META_DIR
+    from generator.check.kinds import KINDS, META_DIR
 
     for kind in KINDS:
         meta = json.loads((ROOT / "spec" / META_DIR / kind.meta).read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.schema_compare import OurEntry, compare_schemas
+from generator.audit.schema_compare import OurEntry, compare_schemas
 
 ENTRY = {("thing/do", "request"): OurEntry("thing/do", "request", "stable", "DoRequest", "DoResponse")}
 
@@ -101,7 +101,7 @@ def test_the_inputs_are_not_changed() -> None:
 
 
 def _envelope(refs: list[str], *, ours: bool) -> dict[str, Any]:
-    """A request envelope carrying `refs`: ours as generator/envelopes.py writes it, theirs as ACP publishes it."""
+    """A request envelope carrying `refs`: ours as model/envelopes.py writes it, theirs as ACP publishes it."""
     branches = [{"$ref": f"#/$defs/{r}"} if ours else {"title": r, "allOf": [{"$ref": f"#/$defs/{r}"}]} for r in refs]
     envelope = {
         "type": "object",

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from generator import paths, unions
+from generator import paths
 from generator.diagnostics import SpecError
-from generator.model import Spec
+from generator.model import unions, upstream_form
+from generator.model.spec import Spec
 from generator.pipeline import load_spec
 from generator.render import stability as marks
-from generator.render import upstream_form
 from generator.render.schema import bundle
 from tests.support import ROOT
 
@@ -90,7 +90,7 @@ def test_the_unstable_file_marks_each_unstable_item_in_the_published_form(spec: 
     form = re.compile(re.escape(marks.MARKER) + r"\n\n[^\n]+\n\n\S")  # marker, a sentence, then the description
     inline = upstream_form.inline_types({t.name: t.schema for t in spec.types})
     for t in spec.types:
-        if t.name in inline:  # written inside its union's branch in the published form (render/upstream_form.py)
+        if t.name in inline:  # written inside its union's branch in the published form (model/upstream_form.py)
             assert t.name not in defs
             continue
         described = defs[t.name].get("description", "")
@@ -164,7 +164,7 @@ def test_the_types_index_marks_the_unstable_types(spec: Spec) -> None:
 
 
 def test_a_variant_is_found_in_either_union_shape() -> None:
-    from generator.stability import variant_target
+    from generator.check.stability import variant_target
 
     ref = {"$ref": "#/$defs/PlanRemoved"}
     inline = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.schema_compare import Difference
-from generator.surface_compare import presence, scoped, stability
+from generator.audit.schema_compare import Difference
+from generator.audit.surface_compare import presence, scoped, stability
 
 
 def _obj(*props: str, required: tuple[str, ...] = ()) -> dict[str, object]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import conformance
-from generator.loader import parse_document
+from generator.check import conformance
 from generator.pipeline import load_spec
+from generator.read.loader import parse_document
 from generator.render import traces
 from tests.support import ROOT, make_project
 

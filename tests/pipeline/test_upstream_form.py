@@ -1,4 +1,4 @@
-"""The published schemas have ACP's own shapes (generator/render/upstream_form.py) and accept what the internal form
+"""The published schemas have ACP's own shapes (generator/model/upstream_form.py) and accept what the internal form
 accepts: the SDKs' code generators read the shapes, validators read the rules."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from generator import unions
+from generator.model import unions, upstream_form
+from generator.model.spec import REF_PREFIX
 from generator.pipeline import load_spec
-from generator.render import schema, upstream_form
-from generator.semantics import REF_PREFIX
+from generator.render import schema
 from tests.support import ROOT
 
 SPEC = load_spec(ROOT / "spec", ROOT)

@@ -2,10 +2,10 @@
 
 Two schema sources, each a directory holding `schema.json` and `schema.unstable.json`:
 
-- `published`: npm `@agentclientprotocol/sdk` at the version and integrity pinned in generator/audit.py, fetched
-  once per session with generator/fetch.py (as tests/upstream does), with what the SDK generated from it
-  for the controls: its schema index (the method maps of upstream's meta files), its declared types and its
-  type guards;
+- `published`: npm `@agentclientprotocol/sdk` at the version and integrity pinned in
+  generator/read/published.py, fetched once per session with generator/read/fetch.py (as tests/upstream does),
+  with what the SDK generated from it for the controls: its schema index (the method maps of upstream's meta
+  files), its declared types and its type guards;
 - `ours`: `generated/schema/`, or the directory named by `ACP_PIPELINE_SCHEMA_DIR` (to try another branch's
   output without checking it out).
 
@@ -26,8 +26,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-from generator import audit
-from generator.fetch import FetchError, fetch_members
+from generator.read import published
+from generator.read.fetch import FetchError, fetch_members
 from tests.sdk_pipelines import meta, python_sdk, typescript_sdk
 from tests.support import ROOT
 
@@ -90,14 +90,14 @@ class Source:
 def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Source]:
     """Both schema sources, by name."""
     dest = tmp_path_factory.mktemp("published")
-    members = {audit.STABLE_MEMBER: "schema.json", audit.UNSTABLE_MEMBER: "schema.unstable.json"}
+    members = {published.STABLE_MEMBER: "schema.json", published.UNSTABLE_MEMBER: "schema.unstable.json"}
     members |= {member: f"sdk-index-{name}.js" for name, member in SDK_INDEX.items()}
     members[SDK_TYPES] = SDK_TYPES_FILE
     members[SDK_GUARDS] = SDK_GUARDS_FILE
     try:
-        found = fetch_members(audit.UPSTREAM, tuple(members))
+        found = fetch_members(published.UPSTREAM, tuple(members))
     except FetchError as exc:
-        unavailable(f"cannot fetch {audit.UPSTREAM.spec}: {exc}")
+        unavailable(f"cannot fetch {published.UPSTREAM.spec}: {exc}")
     for member, name in members.items():
         (dest / name).write_bytes(found[member])
     ours = Path(os.environ.get(OURS_ENV) or ROOT / "generated" / "schema").resolve()

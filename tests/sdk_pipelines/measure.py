@@ -17,7 +17,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from generator import audit
+from generator.read.published import fetch_upstream
 from tests.sdk_pipelines import meta, python_sdk, typescript_sdk
 from tests.support import ROOT
 
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     node = shutil.which("node")
     with tempfile.TemporaryDirectory(prefix="acp-measure-") as tmp:
         work = Path(tmp)
-        published, _ = audit.fetch_upstream(work / "published")
+        published, _ = fetch_upstream(work / "published")
         for name, schema_file in (("published", published), ("ours", args.schema_dir / "schema.unstable.json")):
             shipped = schema_file.parent / "meta.unstable.json"
             schema = json.loads(schema_file.read_text(encoding="utf-8"))

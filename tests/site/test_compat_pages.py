@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.diff.rules import RULES
+from generator.compat_rules import RULES
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The published ACP v2 schema, fetched once per test run with `npm pack` (pinned in generator/audit.py).
+"""The published ACP v2 schema, fetched once per test run with `npm pack` (pinned in generator/read/published.py).
 
 Nothing fetched is kept in the repository. Without network or npm the tests that need it are skipped on a
 developer's machine, but in CI (CI=true) a failed fetch fails them: the audit must really run there.
@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from generator import audit
+from generator.read import published
+from generator.read.fetch import FetchError
 
 # Instances kept per (direction, type) by the equivalence test, printed in the terminal summary.
 DRAWS: dict[str, int] = {}
@@ -47,9 +48,9 @@ class Upstream:
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> Upstream:
     dest = tmp_path_factory.mktemp("upstream")
     try:
-        unstable, stable = audit.fetch_upstream(dest)
-    except audit.FetchError as exc:
-        message = f"cannot fetch {audit.UPSTREAM_PACKAGE}@{audit.UPSTREAM_VERSION}: {exc}"
+        unstable, stable = published.fetch_upstream(dest)
+    except FetchError as exc:
+        message = f"cannot fetch {published.UPSTREAM_PACKAGE}@{published.UPSTREAM_VERSION}: {exc}"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

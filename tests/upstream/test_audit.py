@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator import audit
+from generator.audit import command as audit
 from generator.pipeline import load_spec
 from tests.support import ROOT, run_generator
 

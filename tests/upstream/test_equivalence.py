@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter, ValidationError
 
-from generator import audit
+from generator.audit import command as audit
 from generator.pipeline import load_spec
 from generator.render.schema import bundle
 from tests.support import ROOT
@@ -36,7 +36,7 @@ def _ours() -> dict[str, Any]:
 
 def _restricted(published: dict[str, Any]) -> dict[str, Any]:
     """The published schema narrowed where our models are knowingly stricter, so that its draws are ones we must
-    accept: the model of IdleStateUpdate is flat (generator/refinements.py), so its error is checked whatever the
+    accept: the model of IdleStateUpdate is flat (generator/model/refinements.py), so its error is checked whatever the
     stop reason."""
     out = copy.deepcopy(published)
     defs = out["$defs"]

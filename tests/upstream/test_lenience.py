@@ -11,7 +11,7 @@ from typing import Any
 
 from acp_v2_schema import load_schema
 
-from generator import lenience
+from generator.model import lenience
 
 
 def _places(defs: dict[str, Any]) -> set[tuple[Any, ...]]:

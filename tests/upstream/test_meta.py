@@ -12,8 +12,9 @@ import re
 
 import pytest
 
-from generator import audit, paths
-from generator.fetch import FetchError, fetch_members
+from generator import paths
+from generator.read import published
+from generator.read.fetch import FetchError, fetch_members
 from tests.support import ROOT
 
 INDEX = "package/dist/v2/unstable/schema/index.js"
@@ -28,7 +29,7 @@ MAPS = {
 @pytest.fixture(scope="module")
 def published_index() -> str:
     try:
-        return fetch_members(audit.UPSTREAM, (INDEX,))[INDEX].decode("utf-8")
+        return fetch_members(published.UPSTREAM, (INDEX,))[INDEX].decode("utf-8")
     except FetchError as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(str(exc))

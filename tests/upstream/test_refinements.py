@@ -1,7 +1,7 @@
 """IdleStateUpdate in its published form: stop reasons refine the object, and any other stop reason is kept.
 
 The JSON Schema matches the published one (the audit compares them); these tests pin what it and the flat model
-(generator/refinements.py) accept, on messages an Agent sends.
+(generator/model/refinements.py) accept, on messages an Agent sends.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from generator import refinements
+from generator.model import refinements
 from generator.render.schema import bundle
 from tests.support import ROOT
 

@@ -1,4 +1,4 @@
-"""Stage 3: the immutable model that every renderer reads. Renderers never see raw YAML.
+"""The model: the immutable Spec that every renderer reads. Renderers never see raw YAML.
 
     Spec
     ├── failure_kinds: FailureKind…     (not-sent, no-response, error-response: the last one decided by code)
@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from . import paths
+from .. import paths
+
+REF_PREFIX = "#/$defs/"  # how a type of the spec refers to another: `$ref: "#/$defs/Name"`
 
 SIDE_OF_DIRECTION = {
     # Who handles the message: the receiving side, as the `x-side` marker in ACP's own schema says.
@@ -260,7 +262,7 @@ class TypeFamily:
 
 @dataclass(frozen=True)
 class Lenience:
-    """ACP's lenient-parsing annotations (generator/lenience.py) of one property of a type.
+    """ACP's lenient-parsing annotations (generator/model/lenience.py) of one property of a type.
 
     `branch` is () for the type's own properties, or (keyword, index) for a property of one of its inline
     `anyOf`/`oneOf`/`allOf` branches.
@@ -281,7 +283,7 @@ class TypeDef:
     name: str
     schema_json: str
     source: str
-    stability: str = "stable"  # `x-stability` in the spec (generator/stability.py), kept out of the schema
+    stability: str = "stable"  # `x-stability` in the spec (generator/check/stability.py), kept out of the schema
     unstable_properties: tuple[str, ...] = ()  # its own properties marked unstable, in authored order
     lenience: tuple[Lenience, ...] = ()  # the properties a receiver salvages (x-deserialize-*), in schema order
 

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diagnostics import Diagnostic, Location, display_path, folder_in_root
+from ..diagnostics import Diagnostic, Location, display_path, folder_in_root
 
 MAX_FILE_BYTES = 1024 * 1024  # the largest spec file is about 20 KB
 

@@ -1,22 +1,24 @@
 """spec/accepted-breaks.yaml: breaking changes made on purpose, each with its rule, subject, version and reason.
 
-The file is a spec file kind like the others (generator/kinds.py): the loader checks it against its meta-schema and
-then its meaning (known rule ids that can break, no entry twice) in the one report; `diff` then lets a listed
-break pass and fails on a listed one that no longer occurs.
+The file is a spec file kind like the others (generator/check/kinds.py): the loader checks it against its
+meta-schema and then its meaning (known rule ids that can break, no entry twice) in the one report; `diff` then
+lets a listed break pass and fails on a listed one that no longer occurs.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..compat_rules import BY_ID
 from ..diagnostics import Diagnostic, Location
-from ..loader import Document
-from .rules import BY_ID
+from ..read.loader import Document
 
-KIND = "accepted-breaks"  # its entry in generator/kinds.py
+if TYPE_CHECKING:
+    from .context import CheckState
+
+KIND = "accepted-breaks"  # its entry in generator/check/kinds.py
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 
 Version = tuple[int, int, int]
@@ -44,26 +46,13 @@ class Acceptance:
         return (old is None or self.version > old) and (new is None or self.version <= new)
 
 
-def load_accepted(spec_dir: Path, root: Path) -> tuple[list[Acceptance], list[Diagnostic]]:
-    """The entries of the file (none when it does not exist) and every problem found in it."""
-    from ..pipeline import load_documents  # late: the loader's table of kinds imports this module
-
-    docs, diagnostics = load_documents(spec_dir, root, KIND)
-    entries: list[Acceptance] = []
-    for doc in docs:
-        found, problems = _entries(doc)
-        entries += found
-        diagnostics += problems
-    return (entries if not diagnostics else []), diagnostics
-
-
 def entries_of(docs: list[Document]) -> list[Acceptance]:
-    """The entries of files that the spec's load found sound (as load_accepted returns them then)."""
+    """The entries of the files that the spec's load found sound."""
     return [entry for doc in docs for entry in _entries(doc)[0]]
 
 
-def check(checker: Any) -> None:
-    """The meaning check of the accepted-breaks kind (generator/kinds.py): every problem joins the one report."""
+def check(checker: CheckState) -> None:
+    """The meaning check of the accepted-breaks kind (generator/check/kinds.py): every problem joins the one report."""
     for doc in checker.docs.get(KIND, []):
         checker.diagnostics.extend(_entries(doc)[1])
 

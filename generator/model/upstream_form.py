@@ -27,8 +27,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .. import envelopes, unions
-from ..semantics import REF_PREFIX
+from . import envelopes, unions
+from .spec import REF_PREFIX
 
 INLINE = "x-inline"  # in a discriminator: the tags whose variant types the published form writes inline
 _BRANCH_KEYS = ("description", "type", "properties", "required", "allOf")
@@ -62,7 +62,7 @@ def problems(name: str, schema: Any) -> list[tuple[str, tuple[str | int, ...], s
 
 
 def problem(code: str, path: tuple[str | int, ...], message: str) -> tuple[str, tuple[str | int, ...], str]:
-    """One problem for the spec's meaning check (generator/semantics.py reports it at `path` inside the type)."""
+    """One problem for the spec's meaning check (generator/check/semantics.py reports it at `path` inside the type)."""
     return code, path, message
 
 

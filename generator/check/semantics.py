@@ -1,4 +1,4 @@
-"""Stage 2b: check what the spec means (after its structure is known to be right), and build the model.
+"""Checking: what the spec means (after its structure is known to be right), and build the model.
 
 Each check adds diagnostics and carries on, so that a maintainer sees every problem in one run.
 """
@@ -10,16 +10,18 @@ import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import envelopes, examples, lenience, model, naming, refinements, schema_check, stability, unions
-from .diagnostics import Diagnostic
-from .loader import DataPath, Document
+from ..model import class_names, envelopes, lenience, naming, refinements, unions, upstream_form
+from ..model import spec as model
+from ..model.spec import REF_PREFIX
+from ..read.loader import DataPath, Document
+from . import examples, schema_check, stability
+from .context import CheckState
 
 if TYPE_CHECKING:
-    from .parsecache import ParseCache
+    pass
 
 IDEMPOTENCY_KEY_TYPE = "IdempotencyKey"
 RETRY_CLASS_TYPE = "RetryClass"
-REF_PREFIX = "#/$defs/"
 # The renderers turn each decision into code, so the vocabulary of decisions is fixed; their texts are data.
 KNOWN_DECISIONS = ("always", "with-key", "opt-in", "never")
 NEVER = KNOWN_DECISIONS[-1]
@@ -27,30 +29,8 @@ WITH_KEY = KNOWN_DECISIONS[1]
 ERROR_CODE_TYPE = "ErrorCode"
 
 
-class Checker:
-    """The meaning checks of every spec file kind, sharing what they learn; each check adds diagnostics."""
-
-    def __init__(self, docs: dict[str, list[Document]]) -> None:
-        self.docs = docs
-        self.classes_doc = docs["classes"][0]
-        self.method_docs = docs.get("methods", [])
-        self.type_docs = docs.get("types", [])
-        self.example_docs = docs.get("examples", [])
-        # Files that parsed but failed their structure check, by kind: only partial checks read them.
-        self.unsound: dict[str, list[Document]] = {}
-        self.file_stems: dict[str, set[str]] = {}  # the file names (without suffix) of every kind, read or not
-        self.examples: dict[str, model.Example] = {}
-        self.diagnostics: list[Diagnostic] = []
-        self.types: dict[str, tuple[Document, dict[str, Any]]] = {}
-        self.bad_types: set[str] = set()  # types that are not valid JSON Schema: checks that read them skip them
-        self.type_refs: dict[str, set[str]] = {}  # the names each sound type's `$ref`s name (set by check_types)
-        self.traces_json: str | None = None  # set by the conformance kind's check
-        self.differences: tuple[model.UpstreamDifference, ...] = ()  # set by the upstream-differences kind's check
-        self.error_codes_listed: set[int] | None = None
-        self.memo: ParseCache | None = None  # where a clean outcome of the examples check is kept (pipeline.load_spec)
-
-    def error(self, doc: Document, path: DataPath, code: str, message: str, *, key: bool = False) -> None:
-        self.diagnostics.append(Diagnostic(doc.locate(path, key=key), code, message))
+class Checker(CheckState):
+    """The meaning checks of the retry classes, types, methods and examples; each check adds diagnostics."""
 
     # -- retry-classes.yaml ---------------------------------------------------------------------------
     def check_classes(self) -> None:
@@ -716,8 +696,6 @@ def build(checker: Checker) -> model.Spec:
 
 
 def _union_name_problems(name: str, schema: Any, types: Any) -> list[tuple[str, DataPath, str]]:
-    """What is wrong with a union's x-inline list and the class names of its branches (render/upstream_form.py,
-    render/class_names.py own the rules; imported here late, as they import this module)."""
-    from .render import class_names, upstream_form
-
+    """What is wrong with a union's x-inline list and the class names of its branches (model/upstream_form.py and
+    model/class_names.py own the rules)."""
     return [*upstream_form.problems(name, schema), *class_names.problems(name, schema, types)]

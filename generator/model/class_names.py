@@ -7,7 +7,7 @@ package's public names to the spec's:
 - before the code generator runs (`named_branches`), each union branch that the spec names is given a type of its
   own, named after its union and that name: a `title` (`AgentResponse` + `Result`), the constant of a tag property
   (`MultiSelectItems` + `String`), or, for the branch that takes unknown tags, the fallback name (`Other` + union,
-  as generator/unions.py names every fallback);
+  as generator/model/unions.py names every fallback);
 - after it (`public_names`), each model it still made up is renamed: a model that extends one variant of a tagged
   union (the `state_update` variant of `SessionUpdate` over each state of `StateUpdate`) takes its owner's name and
   that variant's tag (`SessionUpdateStateUpdate` + `Running`); any other (the combinations the code generator makes
@@ -23,9 +23,8 @@ import ast
 import re
 from typing import Any
 
-from .. import naming, refinements, unions
-from ..semantics import REF_PREFIX
-from . import upstream_form
+from . import naming, refinements, unions, upstream_form
+from .spec import REF_PREFIX
 
 _NUMBERED = re.compile(r"^(?P<owner>[A-Za-z_]\w*?)(?P<number>[0-9]+)$")
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .model import UpstreamDifference
+from ..model.spec import UpstreamDifference
 
 if TYPE_CHECKING:
-    from .semantics import Checker
+    from .context import CheckState
 
 
-def check(checker: Checker) -> None:
+def check(checker: CheckState) -> None:
     """Report a difference listed twice; hand the list to the model."""
     found: list[UpstreamDifference] = []
     for doc in checker.docs.get("upstream-differences", []):

@@ -22,14 +22,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..model import unions
+from ..model.spec import REF_PREFIX
+
 if TYPE_CHECKING:
-    from .loader import DataPath
-    from .semantics import Checker
+    from ..read.loader import DataPath
+    from .context import CheckState
 
 KEY = "x-stability"
 STABLE, UNSTABLE = "stable", "unstable"
 VALUES = (STABLE, UNSTABLE)
-REF_PREFIX = "#/$defs/"
 _UNIONS = ("oneOf", "anyOf")
 
 
@@ -95,7 +97,7 @@ def under_unstable(unstable: frozenset[str] | set[str], path: DataPath) -> bool:
 # -- the meaning checks -------------------------------------------------------------------------------------
 
 
-def check(checker: Checker) -> None:
+def check(checker: CheckState) -> None:
     """Every stability problem of the types and methods the checker has read (see the module docstring)."""
     types = checker.types
     unstable = {name for name, (_, schema) in types.items() if of(schema) == UNSTABLE}
@@ -132,10 +134,8 @@ def check(checker: Checker) -> None:
     _check_variants(checker)
 
 
-def _check_variants(checker: Checker) -> None:
+def _check_variants(checker: CheckState) -> None:
     """Each listed variant of a method has the stability of the union variant type its name selects."""
-    from . import unions
-
     types = checker.types
     for doc in checker.method_docs:
         data = doc.data
@@ -179,7 +179,7 @@ def _pure_target(schema: Any) -> str | None:
     return None
 
 
-def _check_reached(checker: Checker, unstable: set[str], referred: set[str]) -> None:
+def _check_reached(checker: CheckState, unstable: set[str], referred: set[str]) -> None:
     types = checker.types
     roots = {
         d.data[field]

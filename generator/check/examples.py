@@ -1,4 +1,4 @@
-"""Stage 2c: check the worked examples in spec/examples/ against the method entries and types they show.
+"""Checking: the worked examples in spec/examples/ against the method entries and types they show.
 
 An example file is named after the slug of its method entry and lists the JSON-RPC messages of a first attempt
 and what follows it. Its params and results are validated against the same type definitions that go into the
@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import model, naming, schema_check
-from .loader import DataPath, Document
+from ..model import naming
+from ..model import spec as model
+from ..read.loader import DataPath, Document
+from . import schema_check
 
 ErrorSink = Callable[[Document, DataPath, str, str], None]
 
@@ -38,7 +40,7 @@ class Memo(Protocol):
 class _Reach:
     """The types an example's check reads: its method's params and result types and every type they refer to,
     each with a digest of its schema (made once per type, whichever examples need it). `refs` is the checker's
-    graph of `$ref`s between the sound types (semantics.Checker.type_refs)."""
+    graph of `$ref`s between the sound types (CheckState.type_refs, set by semantics)."""
 
     def __init__(self, types: dict[str, Any], refs: dict[str, set[str]]) -> None:
         self.types = types

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import conformance, semantics, upstream
-from .diff import accepted
+from . import accepted, conformance, semantics, upstream
 
 MeaningCheck = Callable[[semantics.Checker], None]
 
@@ -56,7 +55,7 @@ KINDS: tuple[SpecKind, ...] = (
     SpecKind("examples", "examples/*.yaml", "example.schema.json", semantics.Checker.check_examples),
     SpecKind("conformance", "conformance/*.yaml", "conformance.schema.json", conformance.check),
     SpecKind("upstream-differences", "upstream-differences.yaml", "upstream-differences.schema.json", upstream.check),
-    # Read by `python -m generator diff` (generator/diff/accepted.py); checked whenever the spec is.
+    # Read by `python -m generator diff` (generator/check/accepted.py); checked whenever the spec is.
     SpecKind(accepted.KIND, "accepted-breaks.yaml", "accepted-breaks.schema.json", accepted.check, sound_only=False),
 )
 META_DIR = "meta"

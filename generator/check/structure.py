@@ -1,4 +1,4 @@
-"""Stage 2a: check each spec file against its meta-schema in spec/meta/, reporting every error."""
+"""Checking, first: each spec file against its meta-schema in spec/meta/, reporting every error."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from ..diagnostics import Diagnostic
+from ..read.loader import Document
 from . import schema_check
-from .diagnostics import Diagnostic
-from .loader import Document
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -2,7 +2,7 @@
 
 ACP publishes a stable schema and an unstable one (which holds everything). A def that only the unstable file
 has is unstable; a property that a def has in the unstable file only is unstable. The audit compares our pair
-with the published pair in three ways, each line in the form of generator/schema_compare.py:
+with the published pair in three ways, each line in the form of generator/audit/schema_compare.py:
 
 - which defs each file defines (`defined here only`, `defined there only`), and each def's own properties
   (`property P only here (optional)`, ...) and required-ness, in each file;

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .model import Lenience
+from .spec import Lenience
 
 DEFAULT_ON_ERROR = "x-deserialize-default-on-error"
 SKIP_INVALID_ITEMS = "x-deserialize-skip-invalid-items"

@@ -1,9 +1,9 @@
 """Compare the spec with the schemas that ACP publishes: `python -m generator audit [SCHEMA.json]`.
 
-The command line of the audit: it fetches the published schemas (generator/fetch.py, from the npm package pinned
-below, in one place, for the audit, its test and the equivalence test), compares our two files with them, stable
-with stable and unstable with unstable (generator/schema_compare.py for the wire, generator/surface_compare.py def
-by def, property by property and for stability), and prints one line per difference. Deliberate differences are
+The command line of the audit: it fetches the published schemas (the release pinned in generator/read/published.py,
+its integrity checked), compares our two files with them, stable with stable and unstable with unstable
+(schema_compare.py for the wire, surface_compare.py def by def, property by property and for stability), and
+prints one line per difference. Deliberate differences are
 listed, each with its reason, in `spec/upstream-differences.yaml`, which is loaded and checked with the rest of
 the spec; exit status 1 when a difference is not listed, or a listed one no longer occurs (so the list stays
 honest), 2 when the audit cannot run (a spec error, an unreadable schema, no network, no stable file).
@@ -17,54 +17,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..read.fetch import FetchError
+from ..read.published import UPSTREAM, fetch_upstream
 from . import surface_compare
-from .fetch import FetchError, NpmPackage, fetch_members
 from .schema_compare import Difference, OurEntry, compare_schemas, published_entries
 
-# The releases of the published package this project reads, each with the integrity the registry publishes for it:
-# the audit compares with the newest; the diff's release tests compare consecutive ones.
-UPSTREAM_NAME = "@agentclientprotocol/sdk"
-UPSTREAM_RELEASES = {
-    "2.2.0": "sha512-o1+eDQVb05yzPY+5v54awHyONU1oeLsbLVavkwrMQaZDuJDh/38pQiXJS4ix4d6QA3Y4bU0lHFRjwg99KKKSaQ==",
-    "2.3.0": "sha512-wXsrPv3VDlff2jmant/5VxkwtYwfVdMbTXywUEztpNkTZFMgyN+wWgcor8uzJkM23+zS3j5GoOS6w03BpskB9Q==",
-    # the newest release that ships schema/v2/schema.unstable.json when this was written
-    "2.4.0": "sha512-7qJ8nnyj7WesC5ve185ioTpB2/svQoeGV4HA4nLEhgDUrcmBe54/08VcXc/oL4p14tDbxxECZzdYmUYQ+4l+Wg==",
-}
-UPSTREAM = NpmPackage(UPSTREAM_NAME, "2.4.0", UPSTREAM_RELEASES["2.4.0"])
-UPSTREAM_PACKAGE, UPSTREAM_VERSION = UPSTREAM.name, UPSTREAM.version
-UNSTABLE_MEMBER = "package/schema/v2/schema.unstable.json"
-STABLE_MEMBER = "package/schema/v2/schema.json"
-
-__all__ = ["FetchError", "Report", "compare", "fetch_upstream", "main", "published_entries", "run_audit"]
-
-
-def fetch_upstream(dest: Path, version: str = UPSTREAM.version) -> tuple[Path, Path]:
-    """Fetch a pinned release's schemas into `dest`; return the paths of the unstable and the stable one."""
-    if version not in UPSTREAM_RELEASES:
-        raise FetchError(f"{UPSTREAM_NAME}@{version} has no pinned integrity in generator/audit.py")
-    found = fetch_members(
-        NpmPackage(UPSTREAM_NAME, version, UPSTREAM_RELEASES[version]), (UNSTABLE_MEMBER, STABLE_MEMBER)
-    )
-    dest.mkdir(parents=True, exist_ok=True)
-    out = []
-    for member in (UNSTABLE_MEMBER, STABLE_MEMBER):
-        path = dest / Path(member).name
-        path.write_bytes(found[member])
-        out.append(path)
-    return out[0], out[1]
+__all__ = ["FetchError", "Report", "compare", "main", "published_entries", "run_audit"]
 
 
 def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, Any] | None = None) -> list[Difference]:
     """Every difference between the spec (a model.Spec) and a published schema, sorted.
 
     Our side is what we publish: the two bundles of generator/render/schema.py, in the shape we publish them
-    (generator/render/upstream_form.py: a union's inline variants have no def there). With the published stable file
+    (generator/model/upstream_form.py: a union's inline variants have no def there). With the published stable file
     too, each file is compared with its counterpart (stable with stable, all with all), def by def and property
     by property beside the wire comparison, and so is the stability of every def and property
-    (generator/surface_compare.py); a difference found in one file only says which.
+    (generator/audit/surface_compare.py); a difference found in one file only says which.
     """
-    from .render.schema import bundle as internal_bundle
-    from .render.upstream_form import published as published_form
+    from ..model.upstream_form import published as published_form
+    from ..render.schema import bundle as internal_bundle
 
     def bundle(spec: Any, *, unstable: bool) -> dict[str, Any]:
         return published_form(internal_bundle(spec, unstable=unstable))
@@ -127,7 +98,7 @@ class Report:
 
 def run_audit(spec_dir: Path, root: Path, schema_path: Path, stable_path: Path | None) -> Report:
     """Load the spec and a published schema (and its stable sibling, if any) and compare them."""
-    from .pipeline import load_spec
+    from ..pipeline import load_spec
 
     return audit_spec(load_spec(spec_dir, root), schema_path, stable_path)
 
@@ -141,7 +112,7 @@ def audit_spec(spec: Any, schema_path: Path, stable_path: Path | None) -> Report
 
 def _read_schema(path: Path) -> dict[str, Any]:
     """A published schema document; ValueError when it is not a JSON object."""
-    from .jsonfile import read_json
+    from ..read.jsonfile import read_json
 
     data = read_json(path.read_bytes(), str(path))  # SpecError with a located diagnostic when it is not JSON
     if not isinstance(data, dict) or not isinstance(data.get("$defs", {}), dict):
@@ -151,8 +122,8 @@ def _read_schema(path: Path) -> dict[str, Any]:
 
 def main(schema: Path | None, stable: Path | None, root: Path, spec_dir: Path) -> int:
     """The `audit` subcommand: 0 when only listed differences occur, 1 otherwise, 2 when it cannot run."""
-    from .diagnostics import SpecError
-    from .pipeline import load_spec
+    from ..diagnostics import SpecError
+    from ..pipeline import load_spec
 
     try:  # the spec first: a broken spec (or differences list) is reported without fetching anything
         spec = load_spec(spec_dir, root)

@@ -1,4 +1,4 @@
-"""Stage 5: put rendered files on disk (atomically, per output root) or compare them with what is there."""
+"""Writing: put rendered files on disk (atomically, per output root) or compare them with what is there."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .paths import MANAGED_ROOTS
+from ..paths import MANAGED_ROOTS
 
 # Files that tools create next to generated ones and that are never compared.
 IGNORED_PARTS = ("__pycache__", ".pytest_cache", ".ruff_cache")

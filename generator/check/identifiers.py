@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import naming
-from .loader import DataPath, Document
+from ..model import naming
+from ..read.loader import DataPath, Document
 
 if TYPE_CHECKING:
-    from .semantics import Checker
+    from .context import CheckState
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
@@ -80,7 +80,7 @@ class Name:
     spelling: str | None = None  # when the spelling is computed from more than the name (a method's slug)
 
 
-def check(checker: Checker) -> None:
+def check(checker: CheckState) -> None:
     """Every collision and reserved spelling of every name, in every target, as diagnostics."""
     data = checker.classes_doc.data
     for section in ("failureKinds", "decisions", "classes"):
@@ -114,7 +114,7 @@ def check(checker: Checker) -> None:
         _check_group(checker, families, target, "type files")
 
 
-def _check_error_titles(checker: Checker) -> None:
+def _check_error_titles(checker: CheckState) -> None:
     """The titled rows of the error-code table (spec/retry-classes.yaml) become members of one Python enum."""
     table = checker.classes_doc.data.get("errorCodes")
     rows = table.get("codes") if isinstance(table, dict) else None
@@ -133,7 +133,7 @@ def _family(doc: Document) -> str:
 
 
 def _check_group(
-    checker: Checker,
+    checker: CheckState,
     names: list[Name],
     target: Target,
     group: str,

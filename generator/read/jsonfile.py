@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Any
 
-from .diagnostics import Diagnostic, Location, SpecError
+from ..diagnostics import Diagnostic, Location, SpecError
 from .loader import MAX_DEPTH
 
 # A string (skipped whole, so nothing inside it matches), a non-finite constant, or an integer part.

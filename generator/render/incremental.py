@@ -2,12 +2,12 @@
 
 Each renderer declares, in generator/render/__init__.py, the model fields it never reads. Its input key is a hash
 of the model with those fields left out (its *projection*, as canonical JSON text), of the generator's environment
-(sources, templates, library versions: see generator/cache.py) and, for a page renderer, of the phase-1 files it
+(sources, templates, library versions: see generator/write/cache.py) and, for a page renderer, of the phase-1 files it
 quotes. The cache keeps, per renderer, the key of its last run and the hashes of the files it produced. A renderer
 whose key matches, and whose files are all still on disk with exactly those bytes, is not run: its files are read
 back.
 
-The model is built from the bytes this run read (generator/specfiles.py), so a key never describes a file as it
+The model is built from the bytes this run read (generator/read/specfiles.py), so a key never describes a file as it
 was after rendering, and the outputs are checked byte for byte before they are reused: nothing stale is served.
 
 A renderer that does run can still skip a costly step whose own input did not change: `memoized` keeps the last

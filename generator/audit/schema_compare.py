@@ -397,7 +397,7 @@ def compare_schemas(
 
 
 # -- envelopes ----------------------------------------------------------------------------------------------
-ENVELOPE_MARK = "x-envelope"  # how our spec declares an envelope (generator/envelopes.py)
+ENVELOPE_MARK = "x-envelope"  # how our spec declares an envelope (generator/model/envelopes.py)
 
 
 def _compare_envelopes(

@@ -15,12 +15,12 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic
-from .loader import DataPath, Document
-from .model import canonical_json
+from ..diagnostics import Diagnostic
+from ..model.spec import canonical_json
+from ..read.loader import DataPath, Document
 
 if TYPE_CHECKING:
-    from .semantics import Checker
+    from .context import CheckState
 
 # Each step is a mapping with one of these keys; the value's required fields follow. The runner implements them.
 STEP_FIELDS: dict[str, tuple[str, ...]] = {
@@ -48,7 +48,7 @@ REPEAT, TIMES, JSON = "$repeat", "times", "$json"
 MAX_REPEATED_CHARS = 65_536  # a `$repeat` builds an over-long key or text, not a memory test
 
 
-def check(checker: Checker) -> None:
+def check(checker: CheckState) -> None:
     """The conformance kind's meaning check: sets `checker.traces_json` when the traces are sound."""
     docs = checker.docs.get("conformance", [])
     if not docs or not drives_keyed_prompts([d.data for d in checker.method_docs]):

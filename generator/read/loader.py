@@ -1,4 +1,4 @@
-"""Stage 1: turn the bytes of one spec file into plain JSON-like data, remembering where every key and value came from.
+"""Reading: turn the bytes of one spec file into plain JSON-like data, remembering where every key and value came from.
 
 We build the data ourselves from PyYAML's event stream rather than from its composed node tree, with an explicit
 stack instead of recursion. That gives each JSON-style path (a tuple of keys and indexes) a line and column, and it
@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from .diagnostics import Diagnostic, Location, display_path
+from ..diagnostics import Diagnostic, Location, display_path
 
 try:  # the C parser is several times faster and gives the same marks
     from yaml import CSafeLoader as _Loader
