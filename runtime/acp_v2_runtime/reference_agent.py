@@ -108,7 +108,6 @@ class Agent:
         # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
         # file takes microseconds, less than handing it to a worker thread and back.
         self.ledger = KeyLedger(self.store, threaded=False)
-        self.ignore_keys = ignore_keys
         # The generated reader classifies every line. This Agent sends no requests, so it remembers none; it refuses
         # what JSON cannot write back, acts on the parsed params (`raw`), and with --ignore-keys never sees a key.
         self.reader = MessageReader(remember_requests=False, strict_json=True, keep_raw=True, ignore_keys=ignore_keys)
