@@ -17,18 +17,19 @@ names fewer (`--offers ''` none), to show the runner skipping what an Agent does
 or `--crash-after insert` kills the process with SIGKILL at that point of the first keyed prompt.
 `--ignore-keys` makes it behave like an Agent that knows nothing of keys, so the runner can prove it fails.
 
-Bad input costs one error answer, never the process (framing and checks are in `jsonrpc`): -32700 for a line
-that is not UTF-8 JSON (or nests deeper than Python parses, or holds a number a float cannot, such as 1e999),
--32600 for anything that is not a valid Request object (a batch, a line over 16 MiB, `jsonrpc` other than
+Bad input costs one error answer, never the process. The generated `acp_v2_schema.reader.MessageReader` classifies
+every line (framing is in `jsonrpc`), and each `Invalid` is answered with the code and the id it names: -32700 for
+a line that is not UTF-8 JSON (or nests deeper than Python parses, or holds a number a float cannot, such as
+1e999), -32600 for anything that is not a valid Request object (a batch, a line over 16 MiB, `jsonrpc` other than
 "2.0", a non-string `method`, an id that is not a string or an integer within the range of `RequestId`, params
-neither object nor array), -32601 for a method it does not handle, and -32602
-when the params do not fit the generated model the spec names for the method, checked before any work. Those
-answers carry the request's id when it was valid, else null. Responses from the Client are never answered,
-nor are notifications. A `--db` file that exists but is not this Agent's database (empty, corrupted, another
-program's) is refused at startup with one line on stderr and exit status 2. Standard input may be of any kind
-(a regular file, /dev/null, closed): it is read to its end, then the process exits. Storage never blocks the
-connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, then -32603; a failed write ends
-the request with -32603, or the turn with the `idle` state and stopReason `error`.
+neither object nor array), -32601 for a method it does not handle (`HANDLERS`: this Agent's own), and -32602 when
+the params do not fit the generated model the spec names for the method (a malformed key among them), checked
+before any work. Those answers carry the request's id when it was valid, else null (`answer_id`). Responses from
+the Client are never answered, nor are notifications. A `--db` file that exists but is not this Agent's database
+(empty, corrupted, another program's) is refused at startup with one line on stderr and exit status 2. Standard
+input may be of any kind (a regular file, /dev/null, closed): it is read to its end, then the process exits.
+Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, then -32603;
+a failed write ends the request with -32603, or the turn with the `idle` state and stopReason `error`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from typing import Any, TypeVar
 
 from acp_v2_schema import protocol as M  # method names, as the spec spells them
 from acp_v2_schema.protocol import KnownErrorCode as Code
+from acp_v2_schema.reader import KEY_PARAMS, Invalid, MessageReader, Notification, Request, line_too_long
 
 from . import jsonrpc
 from .agent_db import DatabaseRefused, insert_user_message, open_store
@@ -106,7 +108,9 @@ class Agent:
         # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
         # file takes microseconds, less than handing it to a worker thread and back.
         self.ledger = KeyLedger(self.store, threaded=False)
-        self.ignore_keys = ignore_keys
+        # The generated reader classifies every line. This Agent sends no requests, so it remembers none; it refuses
+        # what JSON cannot write back, acts on the parsed params (`raw`), and with --ignore-keys never sees a key.
+        self.reader = MessageReader(remember_requests=False, strict_json=True, keep_raw=True, ignore_keys=ignore_keys)
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
         self.requests: dict[Hashable, asyncio.Task[Any]] = {}
@@ -151,48 +155,50 @@ class Agent:
             task.cancel()
 
     def receive(self, line: bytes | jsonrpc.Oversized) -> None:
-        """Handle one line: answer it at once when it is not a valid call, else start its work."""
-        if isinstance(line, jsonrpc.Oversized):
-            self.fail(None, Code.INVALID_REQUEST, f"Invalid Request: {line}")
-            return
-        if not line.strip(jsonrpc.JSON_WHITESPACE):
-            return  # an empty line carries no message
-        try:
-            message = jsonrpc.parse_line(line)
-        except jsonrpc.ParseError as exc:
-            self.fail(None, Code.PARSE_ERROR, f"Parse error: {exc}")
-            return
-        if jsonrpc.is_response_shaped(message):
-            log("<- a response; this Agent sends no requests, so it is dropped")
-            return  # answering a response could start an endless exchange of errors
-        try:
-            call = jsonrpc.classify(message)
-        except jsonrpc.InvalidMessage as exc:
-            self.fail(exc.request_id, Code.INVALID_REQUEST, f"Invalid Request: {exc.reason}")
-            return
-        assert isinstance(call, jsonrpc.Call)  # responses were dropped above
-        log(f"<- {call.method!a} id={call.id!a}")
-        if call.id is None:
-            self.on_notification(call)
-        else:
-            self.dispatch(call)
+        """Handle one line: answer it at once when it is not a valid call, else start its work.
 
-    def dispatch(self, call: jsonrpc.Call) -> None:
-        rid, method = call.id, call.method
-        assert rid is not None
+        The generated reader classifies the line; this Agent adds only what is its own: the methods it handles."""
+        # nothing for a blank line, one message for any other
+        found = [line_too_long(line.size)] if isinstance(line, jsonrpc.Oversized) else self.reader.read_line(line)
+        for message in found:
+            if isinstance(message, Request):
+                log(f"<- {message.method!a} id={message.id!a}")
+                self.dispatch(message.id, message.method, message.raw.get("params"))
+            elif isinstance(message, Notification):
+                log(f"<- {message.method!a} id=None")
+                self.on_notification(message.method, message.raw.get("params"))
+            elif isinstance(message, Invalid):
+                self.refuse(message)
+            else:  # a response (with no request pending, it reads as an Invalid with no code, refused alike)
+                log("<- a response; this Agent sends no requests, so it is dropped")
+
+    def refuse(self, message: Invalid) -> None:
+        """Answer an `Invalid` as the reader says: its code, with its answer id; nothing for what is never answered."""
+        if message.code is None:
+            log("<- a response; this Agent sends no requests, so it is dropped")  # answering could loop forever
+            return
+        if not message.answered:  # a notification whose method or params are wrong: nothing can answer it
+            log(f"ignored {message.method!a}: {message.problems[0]}")
+            return
+        rid, code = message.answer_id, message.code
+        if code == Code.PARSE_ERROR:
+            self.fail(rid, code, f"Parse error: {'; '.join(message.problems)}")
+        elif code == Code.INVALID_REQUEST:
+            self.fail(rid, code, f"Invalid Request: {'; '.join(message.problems)}")
+        elif code == Code.INVALID_PARAMS and message.method in HANDLERS:
+            params = message.raw.get("params") if isinstance(message.raw, dict) else None
+            data = _key_error_data(message.method, params)
+            self.fail(rid, code, jsonrpc.invalid_params_message(list(message.problems)), data)
+        else:  # a request of a method ACP lacks, or one this Agent does not handle (its params are not its concern)
+            self.fail(rid, Code.METHOD_NOT_FOUND, f"Method not found: {str(message.method)[:200]}")
+
+    def dispatch(self, rid: int | str, method: str, params: Any) -> None:
+        """Start the work of a request whose params the generated model accepted."""
         if method not in HANDLERS:
             self.fail(rid, Code.METHOD_NOT_FOUND, f"Method not found: {method[:200]}")  # a name may be megabytes
             return
-        raw = call.params
-        if self.ignore_keys and isinstance(raw, dict):
-            # An Agent from before keys existed does not know the parameter, so it never checks it.
-            raw = {k: v for k, v in raw.items() if k != jsonrpc.key_param(method)}
-        problems = jsonrpc.params_problems(method, call.kind, raw)
-        if problems:  # checked with the generated models before any work
-            self.fail(rid, Code.INVALID_PARAMS, jsonrpc.invalid_params_message(problems), _key_error_data(method, raw))
-            return
-        assert isinstance(raw, dict | type(None))  # every handled method's params type is an object
-        params = raw or {}
+        assert isinstance(params, dict | type(None))  # every handled method's params type is an object
+        params = params or {}
         # Hold latches are taken when the request is read, so a release read later applies to it.
         hold = None
         if method == M.SESSION_PROMPT:
@@ -211,7 +217,7 @@ class Agent:
             self.fail(rid, exc.code, exc.message, exc.data)
         except LedgerError as exc:
             reason = KEY_ERROR_REASONS.get(type(exc))
-            data = {"param": jsonrpc.key_param(method), "reason": reason} if reason else None
+            data = {"param": KEY_PARAMS.get(method), "reason": reason} if reason else None
             self.fail(rid, exc.code, exc.message, data)
         except asyncio.CancelledError:
             self.fail(rid, Code.REQUEST_CANCELLED, "Request cancelled")
@@ -221,10 +227,10 @@ class Agent:
         else:
             self.send({"id": rid, "result": result})
 
-    def on_notification(self, call: jsonrpc.Call) -> None:
-        """Act on a notification; an unknown one, or one with invalid params, is ignored (nothing can answer it)."""
-        params = call.params if isinstance(call.params, dict) else {}
-        if call.method == RELEASE:
+    def on_notification(self, method: str, raw: Any) -> None:
+        """Act on a notification the reader accepted (`raw`: its params as sent); any other is ignored."""
+        params = raw if isinstance(raw, dict) else {}
+        if method == RELEASE:
             # An extension method, so no generated type checks it: only a string can name a session.
             sid = params.get("sessionId")
             session = self.active.get(sid) if isinstance(sid, str) else None
@@ -232,13 +238,7 @@ class Agent:
                 session.release.set()
                 session.release = asyncio.Event()
             return
-        if call.method not in (M.CANCEL_REQUEST, M.SESSION_CANCEL):
-            return
-        problems = jsonrpc.params_problems(call.method, call.kind, call.params)
-        if problems:
-            log(f"ignored {call.method}: {problems[0]}")
-            return
-        if call.method == M.CANCEL_REQUEST:
+        if method == M.CANCEL_REQUEST:
             rid = params["requestId"]
             if self.ledger.cancel(rid):
                 return  # a keyed prompt: the ledger answers every attempt with its key
@@ -246,7 +246,7 @@ class Agent:
                 for task in list(session.held):
                     if task is self.requests.get(rid):
                         task.cancel()  # an unkeyed prompt that is not inserted yet
-        else:
+        elif method == M.SESSION_CANCEL:
             self.cancel_session(params["sessionId"])
 
     # -- sessions --------------------------------------------------------------------------------------------
@@ -366,7 +366,7 @@ class Agent:
             raise RpcError(Code.RESOURCE_NOT_FOUND, "Resource not found: the session is not active on this connection")
         prompt = params["prompt"]
         hooks = _hooks(params)
-        key_name = jsonrpc.key_param(M.SESSION_PROMPT)
+        key_name = KEY_PARAMS.get(M.SESSION_PROMPT)
         # --ignore-keys removed it already. The value is checked once, by the ledger (InvalidKey, -32602), before
         # anything else happens to the prompt; None (omitted or null) means no key.
         key = params.get(key_name) if key_name else None
@@ -464,7 +464,7 @@ KEY_ERROR_REASONS: dict[type[LedgerError], str] = {InvalidKey: "malformed-key", 
 
 def _key_error_data(method: str, params: Any) -> dict[str, Any] | None:
     """The data of a -32602 answer whose params hold a key that is not a valid idempotency key, else None."""
-    name = jsonrpc.key_param(method)
+    name = KEY_PARAMS.get(method)
     if name is None or not isinstance(params, dict) or params.get(name) is None:
         return None
     try:

@@ -37,7 +37,16 @@ from acp_v2_schema import load_policy
 from acp_v2_schema import protocol as M
 from acp_v2_schema.models._base import SALVAGED
 from acp_v2_schema.protocol import KnownErrorCode
-from acp_v2_schema.reader import ErrorResponse, Invalid, Message, MessageReader, Notification, Request, Response
+from acp_v2_schema.reader import (
+    KEY_PARAMS,
+    ErrorResponse,
+    Invalid,
+    Message,
+    MessageReader,
+    Notification,
+    Request,
+    Response,
+)
 
 
 @dataclass(frozen=True)
@@ -104,12 +113,6 @@ def _sides() -> dict[str, str]:
 
 
 @cache
-def _key_params() -> dict[str, str]:
-    """The idempotency-key parameter of each keyed request, from the retry table."""
-    return {e["method"]: e["keyParam"] for e in load_policy()["methods"] if e["kind"] == "request" and e["keyParam"]}
-
-
-@cache
 def _field_name(model: type[Any], name: str) -> str | None:
     """The attribute of a params model that holds the member `name`, or None."""
     for attribute, info in model.model_fields.items():
@@ -128,7 +131,7 @@ class SessionChecks:
     _needles: tuple[set[str], set[bytes]] = field(default_factory=lambda: (set(), set()))
 
     def __post_init__(self) -> None:
-        for name in _key_params().values():
+        for name in KEY_PARAMS.values():
             self._add_needle(name)
 
     def _add_needle(self, text: str) -> None:
@@ -143,7 +146,7 @@ class SessionChecks:
         ):
             assert message.method is not None
             found = self._request(number, message.method, message.id)
-            if kind is Request and message.method in _key_params() and not message.extension:
+            if kind is Request and message.method in KEY_PARAMS and not message.extension:
                 self._remember_key(number, message)  # type: ignore[arg-type]  # a Request here
             return found
         if kind is Response or kind is ErrorResponse or (kind is Invalid and message.code is None):
@@ -185,7 +188,7 @@ class SessionChecks:
                 del self.pending[(side, request_id)]  # type: ignore[arg-type]  # side is set here
 
     def _remember_key(self, number: int, message: Request) -> None:
-        attribute = _field_name(type(message.params), _key_params()[message.method])
+        attribute = _field_name(type(message.params), KEY_PARAMS[message.method])
         key = getattr(message.params, attribute) if attribute is not None else None
         if isinstance(key, str) and key not in self.keys:
             self.keys[key] = number

@@ -24,6 +24,8 @@ MODES = {
     "non-json": lambda rid: ["this is not JSON"],
     "answer-twice": lambda rid: [{"jsonrpc": "2.0", "id": rid, "result": {"messageId": f"m{n}"}} for n in (1, 2)],
     "answer-unknown-id": lambda rid: [{"jsonrpc": "2.0", "id": "never-sent", "result": {"messageId": "m"}}],
+    # a result needs the id of the request it answers; null is for an error to a request that could not be read
+    "result-null-id": lambda rid: [{"jsonrpc": "2.0", "id": None, "result": {"messageId": "m"}}],
     "huge-line": lambda rid: [{"jsonrpc": "2.0", "method": "_x/pad", "params": {"pad": "x" * (17 * 1024 * 1024)}}],
 }
 

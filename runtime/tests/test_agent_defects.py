@@ -279,6 +279,16 @@ def test_key_errors_carry_invalid_params_error_data(agent, key, reason):
     assert not check("InvalidParamsErrorData", data, "data")[1]
 
 
+@pytest.mark.parametrize("key", ["", "\ud800"], ids=["empty", "lone-surrogate"])
+def test_a_malformed_key_is_refused_before_the_session_is_looked_up(agent, key):
+    """Every malformed key is a params problem, found by the generated reader before any work: even for a session
+    this connection never opened, the answer is -32602 with the key's error data, never -32002."""
+    params = {"sessionId": "sess_never_opened", "prompt": PROMPT, "idempotencyKey": key}
+    answer = agent.request("session/prompt", params, "early")
+    assert answer["error"]["code"] == Code.INVALID_PARAMS, answer
+    assert answer["error"]["data"] == {"param": "idempotencyKey", "reason": "malformed-key"}, answer
+
+
 def test_a_reused_key_carries_key_reused(agent):
     session_id = start_session(agent)
     first = agent.request("session/prompt", {"sessionId": session_id, "prompt": PROMPT, "idempotencyKey": "k-r"}, "1")

@@ -31,7 +31,7 @@ REASONS = {
     "error-string": "error",
     "error-array": "error",
     "error-without-code": "code",
-    "result-and-error": "exactly one",
+    "result-and-error": "either result or error, not both",  # the generated reader's words
     "result-array": "result",
     "update-array-params": "session/update",
     "update-string-params": "params",
@@ -41,6 +41,7 @@ REASONS = {
     "non-json": "not JSON",
     "answer-twice": "twice",
     "answer-unknown-id": "no request",
+    "result-null-id": "a response to id null",
     "huge-line": "longer than the limit",
 }
 

@@ -1,15 +1,19 @@
 """The line reader the Agent and the runner share: whatever the chunking, it returns exactly the lines a split
-on newlines gives, with every line over the limit replaced by an `Oversized` marker of its length."""
+on newlines gives, with every line over the limit replaced by an `Oversized` marker of its length. What a line
+holds is the generated reader's to say (its strict reading is tested here too, as the Agent and runner use it)."""
 
 from __future__ import annotations
 
 import asyncio
 
+from acp_v2_schema import reader as generated
+from acp_v2_schema.protocol import KnownErrorCode as Code
+from acp_v2_schema.reader import Invalid, MessageReader
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_v2_runtime import jsonrpc
-from acp_v2_runtime.jsonrpc import LineReader, Oversized, ParseError, parse_line
+from acp_v2_runtime.jsonrpc import LineReader, Oversized
 
 
 async def read_all(data: bytes, cuts: list[int], limit: int, chunk: int) -> list[bytes | Oversized]:
@@ -71,11 +75,30 @@ def test_a_line_over_the_limit_is_never_held_whole():
     assert max(sizes) <= 1000 + jsonrpc._CHUNK
 
 
-def test_parse_line_refuses_what_json_cannot_hold():
-    for raw in [b"NaN", b"[Infinity]", b'{"a": -Infinity}', b"\xff", b"1" * 5000, b"[" * 100_000, b"", b"{"]:
-        try:
-            parse_line(raw)
-        except ParseError:
-            continue
-        raise AssertionError(f"{raw[:20]!r} was accepted")
-    assert parse_line(b' {"a": [1, 2.5, "\\ud800"]} ') == {"a": [1, 2.5, "\ud800"]}
+def test_the_limit_is_the_generated_readers():
+    """The framing reads the reader's limit, and a line over it reads as the reader says (-32600, id null)."""
+    assert jsonrpc.MAX_LINE_BYTES == generated.MAX_LINE_BYTES == 16 * 1024 * 1024
+    assert LineReader.__init__.__defaults__ == (generated.MAX_LINE_BYTES,)
+    refused = generated.line_too_long(generated.MAX_LINE_BYTES + 1)
+    assert refused.code == Code.INVALID_REQUEST and refused.answer_id is None and refused.answered
+    assert f"a line of {generated.MAX_LINE_BYTES + 1} bytes" in refused.problems[0]
+
+
+def test_the_strict_reading_refuses_what_json_cannot_hold():
+    reader = MessageReader(remember_requests=False, strict_json=True, keep_raw=True)
+    for raw in [
+        b"NaN",
+        b"[Infinity]",
+        b'{"a": -Infinity}',
+        b"\xff",
+        b"1" * 5000,
+        b"[" * 100_000,
+        b"{",
+        b"1e999",
+        b"\x0c",
+    ]:
+        (found,) = reader.read_line(raw)
+        assert isinstance(found, Invalid) and found.code == Code.PARSE_ERROR and found.answer_id is None, raw[:20]
+    assert reader.read_line(b"") == reader.read_line(b" \t\r ") == []
+    (kept,) = reader.read_line(b' {"a": [1, 2.5, "\\ud800"]} ')
+    assert kept.raw == {"a": [1, 2.5, "\ud800"]}

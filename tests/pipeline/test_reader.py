@@ -123,3 +123,84 @@ def test_unknown_variants_pass_and_malformed_known_ones_do_not():
     broken = {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk"}}
     [bad] = reader.read_line(_line(method="session/update", params=broken))
     assert isinstance(bad, Invalid) and bad.code == KnownErrorCode.INVALID_PARAMS
+
+
+def test_every_invalid_says_the_id_its_answer_carries_and_whether_it_is_answered():
+    """`answer_id` is the request's id when the message is a request with a valid id, else None (null); responses
+    are never answered, nor are notifications whose method or params are wrong."""
+    reader = MessageReader(remember_requests=False)
+    big = 2**64
+    cases = [  # line, code, answer_id, answered
+        ("{nope", KnownErrorCode.PARSE_ERROR, None, True),
+        ("[1]", KnownErrorCode.INVALID_REQUEST, None, True),
+        ('"x"', KnownErrorCode.INVALID_REQUEST, None, True),
+        (json.dumps({"jsonrpc": "1.0", "id": 7, "method": "session/list"}), KnownErrorCode.INVALID_REQUEST, 7, True),
+        (
+            json.dumps({"jsonrpc": "1.0", "id": [7], "method": "session/list"}),
+            KnownErrorCode.INVALID_REQUEST,
+            None,
+            True,
+        ),
+        (_line(id="a", method=5), KnownErrorCode.INVALID_REQUEST, "a", True),
+        (_line(id=big, method="session/list"), KnownErrorCode.INVALID_REQUEST, None, True),
+        (_line(id=None, method="session/list"), KnownErrorCode.INVALID_REQUEST, None, True),
+        (_line(id="p", method="session/list", params=3), KnownErrorCode.INVALID_REQUEST, "p", True),
+        (_line(method="session/cancel", params=3), KnownErrorCode.INVALID_REQUEST, None, True),
+        (_line(id=5), KnownErrorCode.INVALID_REQUEST, None, True),  # no method: nothing says 5 is a request's id
+        (_line(id="t", method="session/teleport"), KnownErrorCode.METHOD_NOT_FOUND, "t", True),
+        (_line(method="session/teleport"), KnownErrorCode.METHOD_NOT_FOUND, None, False),
+        (_line(id=-3, method="session/new", params={}), KnownErrorCode.INVALID_PARAMS, -3, True),
+        (_line(method="session/cancel", params={}), KnownErrorCode.INVALID_PARAMS, None, False),
+        (_line(id=1, result={}), None, None, False),
+        (_line(id=1, result={}, error={"code": 1, "message": "x"}), None, None, False),
+        (json.dumps({"jsonrpc": "1.0", "id": 1, "result": {}}), None, None, False),  # shaped as a response
+        (json.dumps({"id": 1, "error": {"code": 1, "message": "x"}}), None, None, False),
+    ]
+    for line, code, answer_id, answered in cases:
+        for careful in (True, False):
+            [found] = MessageReader(remember_requests=False, one_pass=not careful).read_line(line)
+            assert isinstance(found, Invalid), (line, found)
+            assert (found.code, found.answer_id, found.answered) == (code, answer_id, answered), (line, found)
+    assert reader.read_line(_line(id=1, method="session/list"))[0].id == 1
+
+
+def test_strict_json_refuses_what_json_cannot_write_back_and_the_default_reads_it():
+    """The validator reads 1e999 as the JSON number it is; a peer that must answer in JSON refuses it (-32700).
+    Only JSON whitespace makes a line blank when strict; other white space is text that is not JSON."""
+    huge = _line(id=1, method="session/list", params={"_meta": {"n": "HUGE"}}).replace('"HUGE"', "1e999")
+    [lenient] = MessageReader().read_line(huge)
+    assert isinstance(lenient, Request) and lenient.params.field_meta == {"n": float("inf")}
+    strict = MessageReader(strict_json=True)
+    [refused] = strict.read_line(huge)
+    assert isinstance(refused, Invalid) and refused.code == KnownErrorCode.PARSE_ERROR, refused
+    assert "1e999" in refused.problems[0] and refused.answer_id is None
+    assert MessageReader().read_line("\x0c") == [] and strict.read_line(" \t\r") == []
+    [form_feed] = strict.read_line("\x0c")
+    assert isinstance(form_feed, Invalid) and form_feed.code == KnownErrorCode.PARSE_ERROR
+
+
+def test_keep_raw_hands_back_the_parsed_message_with_each_kind():
+    reader = MessageReader(keep_raw=True)
+    prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "a\ud800"}], "_meta": {"n": 1.0}}
+    [request] = reader.read_line(_line(id="r", method="session/prompt", params=prompt))
+    assert isinstance(request, Request) and isinstance(request.params, models.PromptRequest)
+    assert request.raw == {"jsonrpc": "2.0", "id": "r", "method": "session/prompt", "params": prompt}
+    assert type(request.raw["params"]["_meta"]["n"]) is float  # the value as sent, not as the model holds it
+    [answer] = reader.read_line(_line(id="r", result={"messageId": "m"}))
+    assert isinstance(answer, Response) and answer.raw["result"] == {"messageId": "m"}
+    [refused] = reader.read_line(_line(id="x", method="session/new", params={"cwd": 5}))
+    assert isinstance(refused, Invalid) and refused.raw["params"] == {"cwd": 5}
+    assert MessageReader().read_line(_line(id="y", method="session/list"))[0].raw is None
+
+
+def test_ignore_keys_reads_a_keyed_request_as_a_peer_that_knows_no_keys():
+    """The key parameter is taken out unchecked: a malformed key is not a problem, and nothing sees it."""
+    params = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}], "idempotencyKey": ""}
+    line = _line(id=1, method="session/prompt", params=params)
+    [refused] = MessageReader().read_line(line)
+    assert isinstance(refused, Invalid) and refused.code == KnownErrorCode.INVALID_PARAMS
+    [read] = MessageReader(ignore_keys=True, keep_raw=True).read_line(line)
+    assert isinstance(read, Request) and read.params.idempotency_key is None
+    assert "idempotencyKey" not in read.raw["params"] and read.raw["params"]["sessionId"] == "s"
+    [note] = MessageReader(ignore_keys=True).read_line(_line(method="session/cancel", params={"sessionId": "s"}))
+    assert isinstance(note, Notification)

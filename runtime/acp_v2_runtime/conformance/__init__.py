@@ -16,12 +16,13 @@ still passes every trace that needs nothing; `--list` shows what each trace need
 `session/resume` with `replayFrom: {"type": "start"}`; an Agent that refuses that cursor with -32602 skips the
 traces that read history.
 
-Everything the Agent writes is checked as it arrives: a line that is not JSON or is longer than 16 MiB, a
-message that is not valid JSON-RPC 2.0 (an `error` that is not an error object, a bad `id`, a second answer, an
-answer to an id never sent), a result or a notification whose params do not fit the types the spec names for
-that method, a key of the trace inside a session/update or a session/list result (at any depth, however it is
-escaped): each fails the trace that saw it, with the reason, and the run goes on with the next trace. Stderr is
-drained and only its tail kept, so no amount of it costs the runner memory."""
+Everything the Agent writes is read as it arrives by the generated `acp_v2_schema.reader.MessageReader` (the one
+classifier of JSON-RPC, which the validator and the reference Agent use too): a line that is not JSON or is longer
+than 16 MiB, a message that is not valid JSON-RPC 2.0 (an `error` that is not an error object, a bad `id`, a
+second answer, an answer to an id never sent), a result or a notification whose params do not fit the types the
+spec names for that method, a key of the trace inside a session/update or a session/list result (at any depth,
+however it is escaped): each fails the trace that saw it, with the reason, and the run goes on with the next
+trace. Stderr is drained and only its tail kept, so no amount of it costs the runner memory."""
 
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
 """One Agent process of a conformance trace: what it answered, what it notified, and what it got wrong.
 
-Every line the Agent writes is checked as it arrives (`acp_v2_runtime.jsonrpc`): responses are kept by id,
-notifications in order, and the first line that is not a valid message becomes `Connection.problem`, which
-fails the next wait on the connection (and so the trace) with the reason. So does a key of the trace found in a
-`session/update` or a `session/list` result: the check walks the parsed values, so escapes hide nothing.
+Every line the Agent writes is classified as it arrives by the generated reader (`acp_v2_schema.reader`, told of
+each request the runner sends): responses are kept by id, with the problems of a result that does not fit its
+method's type, notifications in order, and the first line that is not a valid message becomes
+`Connection.problem`, which fails the next wait on the connection (and so the trace) with the reason. So does a
+key of the trace found in a `session/update` or a `session/list` result: the check walks the parsed values, so
+escapes hide nothing.
 
-What the runner holds stays bounded whatever the Agent writes: a line is at most `jsonrpc.MAX_LINE_BYTES`, the
-messages kept per connection at most `MAX_KEPT_MESSAGES` and `MAX_KEPT_BYTES`, and stderr is read as it comes
+What the runner holds stays bounded whatever the Agent writes: a line is at most the reader's `MAX_LINE_BYTES`,
+the messages kept per connection at most `MAX_KEPT_MESSAGES` and `MAX_KEPT_BYTES`, and stderr is read as it comes
 and only its last `STDERR_TAIL` bytes are kept (to say why an Agent exited).
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from acp_v2_schema import protocol as M
 from acp_v2_schema.protocol import KnownErrorCode as Code
+from acp_v2_schema.reader import ErrorResponse, Invalid, MessageReader, Notification, Request, Response, line_too_long
 
 from .. import jsonrpc
 
@@ -30,6 +33,17 @@ MAX_KEPT_BYTES = 64 * 1024 * 1024
 STDERR_TAIL = 4096
 """The bytes of the Agent's stderr kept: its last line says why it exited."""
 _CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The Agent's answer to a request of the runner, as sent: `result` (plain JSON) or `error` (an error object,
+    already checked), and `problems`: why the result does not fit the result type of the request's method."""
+
+    id: int | str
+    result: Any
+    error: dict[str, Any] | None
+    problems: tuple[str, ...] = ()
 
 
 class TraceFailure(Exception):
@@ -57,7 +71,7 @@ class Connection:
     name: str
     process: asyncio.subprocess.Process
     secrets: set[str] = field(default_factory=set)
-    responses: dict[Any, jsonrpc.Response] = field(default_factory=dict)
+    responses: dict[Any, Answer] = field(default_factory=dict)
     notifications: list[dict[str, Any]] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -67,6 +81,11 @@ class Connection:
     stderr_tail: bytearray = field(default_factory=bytearray)
     kept_messages: int = 0
     kept_bytes: int = 0
+    # Reads what the Agent writes: told of each request sent (`expect`), refusing what JSON cannot write back,
+    # and keeping the parsed values the traces compare.
+    reader: MessageReader = field(
+        default_factory=lambda: MessageReader(remember_requests=False, strict_json=True, keep_raw=True)
+    )
 
     @classmethod
     async def start(cls, name: str, command: list[str], secrets: set[str] | None = None) -> Connection:
@@ -127,41 +146,61 @@ class Connection:
     def _take(self, line: bytes | jsonrpc.Oversized) -> None:
         """Sort one line the Agent wrote into responses and notifications, or flag it as a problem."""
         if isinstance(line, jsonrpc.Oversized):
-            self._flag(f"the Agent wrote {line}")
+            self._flag(f"the Agent wrote {line_too_long(line.size).problems[0]}")
             return
-        if not line.strip(jsonrpc.JSON_WHITESPACE) or not self._keep(len(line)):
+        found = self.reader.read_line(line)
+        if not found or not self._keep(len(line)):
             return
-        try:
-            incoming = jsonrpc.classify(jsonrpc.parse_line(line))
-        except jsonrpc.ParseError as exc:
-            self._flag(f"the Agent wrote a line that is not JSON: {exc}")
-            return
-        except jsonrpc.InvalidMessage as exc:
-            self._flag(f"the Agent wrote an invalid JSON-RPC message: {exc.reason}")
-            return
-        if isinstance(incoming, jsonrpc.Response):
-            if incoming.id is None:
-                assert incoming.error is not None  # a result with a null id is rejected by classify
-                self._flag(f"the Agent answered error {incoming.error['code']} with a null id (it could not read us)")
-            elif incoming.id not in self.sent:
-                self._flag(f"the Agent answered id {incoming.id!r}, which no request on this connection had")
-            elif incoming.id in self.responses:
-                self._flag(f"the Agent answered request {incoming.id!r} twice")
-            else:
-                if self.sent[incoming.id] == M.SESSION_LIST and incoming.error is None:
-                    self._private(incoming.result, f"the {M.SESSION_LIST} result", "result")
-                self.responses[incoming.id] = incoming
-        elif incoming.id is not None:
-            # A request from the Agent (permission, elicitation): these traces never expect one.
-            self.write(jsonrpc.error(incoming.id, Code.METHOD_NOT_FOUND, "Method not found"))
+        (message,) = found
+        if isinstance(message, Response | ErrorResponse):
+            self._answer(message.id, message.raw)
+        elif isinstance(message, Notification):
+            self._notification(message.method, message.raw)
+        elif isinstance(message, Request):
+            self._request(message.id)
         else:
-            problems = jsonrpc.params_problems(incoming.method, incoming.kind, incoming.params)
-            if problems:
-                self._flag(f"the Agent sent {incoming.method} with invalid params: {problems[0]}")
-                return
-            if incoming.method == M.SESSION_UPDATE:
-                self._private(incoming.params, f"a {M.SESSION_UPDATE} notification", "params")
-            self.notifications.append({"method": incoming.method, "params": incoming.params or {}})
+            self._invalid(message)
+
+    def _invalid(self, message: Invalid) -> None:
+        """What an `Invalid` line of the Agent's means for the trace: usually its problem, flagged."""
+        raw, problem = message.raw, message.problems[0]
+        rid = message.id if isinstance(message.id, int | str) else None  # a valid id, or one that could be
+        if message.code == Code.PARSE_ERROR:
+            self._flag(f"the Agent wrote a line that is not JSON: {problem}")
+        elif message.code is None and rid is not None and rid in self.responses:
+            self._flag(f"the Agent answered request {rid!r} twice")
+        elif message.code is None and rid is not None and rid not in self.sent:
+            self._flag(f"the Agent answered id {rid!r}, which no request on this connection had")
+        elif message.code is None and message.method is not None and "error" not in raw and "result" in raw:
+            # an answer whose result does not fit its method's type: the step waiting for it says so
+            self.responses[message.id] = Answer(message.id, raw["result"], None, message.problems)
+        elif message.code in (Code.METHOD_NOT_FOUND, Code.INVALID_PARAMS) and message.answered:
+            self._request(message.answer_id)  # a request the runner would not handle whatever its params
+        elif message.code == Code.METHOD_NOT_FOUND:
+            self._notification(message.method, raw)  # a notification no trace looks at
+        elif message.code == Code.INVALID_PARAMS:
+            self._flag(f"the Agent sent {message.method} with invalid params: {problem}")
+        else:
+            self._flag(f"the Agent wrote an invalid JSON-RPC message: {'; '.join(message.problems)}")
+
+    def _answer(self, rid: int | str | None, raw: dict[str, Any]) -> None:
+        error = raw.get("error")
+        if rid is None:  # an error answer: the reader refuses a result with a null id
+            self._flag(f"the Agent answered error {raw['error']['code']} with a null id (it could not read us)")
+            return
+        if self.sent[rid] == M.SESSION_LIST and error is None:
+            self._private(raw["result"], f"the {M.SESSION_LIST} result", "result")
+        self.responses[rid] = Answer(rid, raw.get("result"), error)
+
+    def _request(self, rid: int | str | None) -> None:
+        # A request from the Agent (permission, elicitation): these traces never expect one.
+        self.write(jsonrpc.error(rid, Code.METHOD_NOT_FOUND, "Method not found"))
+
+    def _notification(self, method: str | None, raw: dict[str, Any]) -> None:
+        params = raw.get("params")
+        if method == M.SESSION_UPDATE:
+            self._private(params, f"a {M.SESSION_UPDATE} notification", "params")
+        self.notifications.append({"method": method, "params": params or {}})
 
     def _private(self, value: Any, what: str, root: str) -> None:
         """Flag a key of this trace found anywhere in `value` (object keys and strings, at any depth)."""
@@ -181,6 +220,7 @@ class Connection:
             raise TraceFailure(f"connection {self.name} is closed")
         if "method" in message and "id" in message:
             self.sent[message["id"]] = message["method"]
+            self.reader.expect(message["id"], message["method"])  # so that the answer is read as its method's
         self.process.stdin.write(jsonrpc.encode({"jsonrpc": "2.0", **message}))
 
     async def wait(self, found: Any, what: str, timeout: float) -> Any:

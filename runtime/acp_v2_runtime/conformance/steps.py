@@ -15,10 +15,10 @@ from typing import Any
 
 from acp_v2_schema import protocol as M  # method names, as the spec spells them
 from acp_v2_schema.protocol import KnownErrorCode as Code
+from acp_v2_schema.reader import KEY_PARAMS, json_type
 from acp_v2_schema.retry import is_valid_idempotency_key
 
-from .. import jsonrpc
-from .connection import Connection, TraceFailure, TraceSkipped
+from .connection import Answer, Connection, TraceFailure, TraceSkipped
 
 PROTOCOL_VERSION = 2
 REPLAY_FROM_START = {"type": "start"}
@@ -77,9 +77,8 @@ class TraceRun:
             if skip_on is not None and answer.error["code"] == skip_on:
                 raise _SkipAnswer(answer.error)
             raise TraceFailure(f"{what}: expected a result, got {_brief(answer)}")
-        problems = jsonrpc.result_problems(method, answer.result)
-        if problems:
-            raise TraceFailure(f"{what}: the result does not fit the spec: {problems[0]}")
+        if answer.problems:
+            raise TraceFailure(f"{what}: the result does not fit the spec: {answer.problems[0]}")
         assert isinstance(answer.result, dict)  # every result type of the methods called here is an object
         return answer.result
 
@@ -125,7 +124,7 @@ class TraceRun:
         entry = meta.get(self.meta_key) if isinstance(meta, dict) and self.meta_key else None
         offers = entry.get("offers") if isinstance(entry, dict) else None
         if not isinstance(offers, list):
-            state = "is missing" if offers is None else f"is {jsonrpc.json_type(offers)}, not an array of names"
+            state = "is missing" if offers is None else f"is {json_type(offers)}, not an array of names"
             return set(), f"its initialize result's {where} {state}"
         named = sorted({o for o in offers if isinstance(o, str) and o in self.vocabulary})
         return set(named), f"its initialize result's {where} lists {', '.join(named) or 'nothing the runner knows'}"
@@ -154,7 +153,7 @@ class TraceRun:
         conn = self.conn(body["conn"])
         method = body["method"]
         params = self.resolve(body["params"])
-        key_name = jsonrpc.key_param(method)
+        key_name = KEY_PARAMS.get(method)
         if key_name and isinstance(params, dict) and is_valid_idempotency_key(params.get(key_name)):
             self.secrets.add(params[key_name])  # a literal key is as private as a generated one
         self.requests[body["as"]] = (conn, self.send(conn, method, params), method, params)
@@ -163,14 +162,13 @@ class TraceRun:
         self.conn(body["conn"]).write({"method": body["method"], "params": self.resolve(body["params"])})
 
     async def do_expect(self, body: dict[str, Any]) -> None:
-        conn, rid, method, params = self.requests[body["request"]]
+        conn, rid, _, params = self.requests[body["request"]]
         hooks = self._hooks(params)
         why = f" (the request carried the {', '.join(hooks)} hook, which the Agent offers)" if hooks else ""
         what = f"answer to {body['request']}{why}"
         answer = await conn.wait(lambda: conn.responses.get(rid), what, self.timeout)
-        problems = [] if answer.error is not None else jsonrpc.result_problems(method, answer.result)
-        if problems:
-            raise TraceFailure(f"{what}: the result does not fit the spec: {problems[0]}")
+        if answer.problems:
+            raise TraceFailure(f"{what}: the result does not fit the spec: {answer.problems[0]}")
         options = body.get("anyOf") or [{k: v for k, v in body.items() if k in ("result", "error")}]
         problems = [self.mismatch(answer, option) for option in options]
         if all(problems):
@@ -187,7 +185,7 @@ class TraceRun:
         hooks = meta.get(self.meta_key) if isinstance(meta, dict) and self.meta_key else None
         return sorted(name for name, on in hooks.items() if on) if isinstance(hooks, dict) else []
 
-    def mismatch(self, answer: jsonrpc.Response, option: dict[str, Any]) -> str | None:
+    def mismatch(self, answer: Answer, option: dict[str, Any]) -> str | None:
         if "error" in option:
             code = option["error"].get("code")
             got = answer.error["code"] if answer.error is not None else None
@@ -274,7 +272,7 @@ def _updates(conn: Connection, session_id: Any, start: int = 0) -> Iterator[tupl
             yield i, note["params"]["update"]
 
 
-def _brief(answer: jsonrpc.Response) -> str:
+def _brief(answer: Answer) -> str:
     """An answer in a few words: its error code and message, or its messageId or its start."""
     if answer.error is not None:
         return f"error {answer.error['code']} {str(answer.error.get('message'))[:120]!r}"
