@@ -36,6 +36,7 @@ import yaml
 
 from bench.common import Ratio, compile_generator
 from generator.check import semantics
+from generator.model import naming
 from generator.model.spec import REF_PREFIX
 from generator.render.codegen import command_line, options
 
@@ -171,13 +172,19 @@ def scaled_spec(source: Path, target: Path, scale: int) -> tuple[int, int]:
     """Copy the spec at `source` to `target` with `scale - 1` renamed copies of every method and type file.
 
     Copy k renames each type T to `T` + `Copy<k>` (and every `$ref` to it) in `types/<family>copy<k>.yaml`, and each
-    method M to `M_copy<k>` whose params and result name the renamed types. Returns the number of method files and
-    of types, so the caller can show what was built.
+    method M to `M_copy<k>` whose params and result name the renamed types, with M's worked example copied under the
+    copy's slug and its messages of M sent as `M_copy<k>` (every entry needs an example once the spec has some).
+    Returns the number of method files and of types, so the caller can show what was built.
     """
     shutil.copytree(source, target)
     families = {path: _read(path) for path in sorted((source / "types").glob("*.yaml"))}
     methods = {path: _read(path) for path in sorted((source / "methods").glob("*.yaml"))}
     names = {name for data in families.values() for name in data["types"]}
+    twins = naming.twins([data["method"] for data in methods.values()])
+
+    def slug(method: str, kind: str, original: str) -> str:
+        return naming.method_slug(method, kind, has_twin=original in twins)
+
     for k in range(1, scale):
 
         def renamed(name: str, k: int = k) -> str:
@@ -195,7 +202,21 @@ def scaled_spec(source: Path, target: Path, scale: int) -> tuple[int, int]:
                 if field in copy:
                     copy[field] = renamed(copy[field])
             _write(target / "methods" / f"{path.stem}-copy{k}.yaml", copy)
+            example = source / "examples" / f"{slug(data['method'], data['kind'], data['method'])}.yaml"
+            if example.is_file():
+                _write(
+                    target / "examples" / f"{slug(copy['method'], data['kind'], data['method'])}.yaml",
+                    _renamed_method(_read(example), data["method"], copy["method"]),
+                )
     return len(methods) * scale, len(names) * scale
+
+
+def _renamed_method(example: Any, method: str, renamed: str) -> Any:
+    """The worked example with its messages of `method` (requests and notifications) sent as `renamed`."""
+    for step in example["steps"]:
+        if step["message"].get("method") == method:
+            step["message"] = {**step["message"], "method": renamed}
+    return example
 
 
 def _renamed_refs(value: Any, renamed: Any) -> Any:
