@@ -9,16 +9,19 @@ downloaded during the clock:
 1. The Python SDK's `scripts/gen_all.py` (agent-client-protocol 0.12.1: datamodel-codegen, its own rewriting of the
    models and of the API signatures, ruff), driven by tests/sdk_pipelines/python_sdk.py in a fresh project root
    each run, with `generated/schema/meta.unstable.json` as its meta file (goal: ours <= 0.3 times it).
-2. `@hey-api/openapi-ts` with the TypeScript SDK's plugins (zod, transformers, types), as
-   tools/ts-pipeline/generate.mjs feeds it, driven by tests/sdk_pipelines/typescript_sdk.py into a fresh output
-   directory each run (goal: ours <= 0.3 times it).
+2. The TypeScript SDK's generate step: `@hey-api/openapi-ts` with the SDK's plugins (zod, transformers, types) as
+   tools/ts-pipeline/generate.mjs feeds it, every emitted file formatted by hey-api's prettier post-processor with
+   the pinned prettier, and the meta constants (`generated/schema/meta.unstable.json`'s method maps and version)
+   formatted with prettier and appended to index.ts, as the SDK's step does (`generate.mjs --meta --format`),
+   driven by tests/sdk_pipelines/typescript_sdk.py into a fresh output directory each run (goal: ours <= 0.3 times
+   it). What the SDK's step does that this leaves out is listed at the top of generate.mjs.
 
 Each round runs ours, gen_all.py and hey-api once each, ours first in one round and last in the next, so that
 machine noise hits every side alike; our runs serve both lines. Each side is the median wall time of its rounds.
 A run of theirs that fails on our schema stops the bench: it is never timed as if it had done the work. Their
 tools come from outside: the Python SDK's sdist and toolchain are fetched and installed on first use into .cache/
-(needs PyPI), hey-api by .ci/setup.d/13-ts-pipeline.sh. When one is missing the module says which and how to
-install it and gives no line for it; in CI (CI=true), which installs both, a missing tool is an error.
+(needs PyPI), hey-api and prettier by .ci/setup.d/13-ts-pipeline.sh. When one is missing the module says which and
+how to install it and gives no line for it; in CI (CI=true), which installs both, a missing tool is an error.
 """
 
 from __future__ import annotations
@@ -132,15 +135,19 @@ def checked_gen_all(done: python_sdk.Run) -> float:
 
 
 def hey_api_tool() -> Tool:
-    """hey-api with the TypeScript SDK's plugins (typescript_sdk.SetupError, with how to install it, when missing)."""
-    node = typescript_sdk.find_node()
+    """The TypeScript SDK's generate step: hey-api with its plugins, its meta constants, prettier over it all
+    (typescript_sdk.SetupError, with how to install it, when node, hey-api or prettier is missing)."""
+    node = typescript_sdk.find_node(formatted=True)
+    meta_data = meta.unstable_meta(SCHEMA_DIR)
     line = (
         f"SDK generators: {OURS} vs @hey-api/openapi-ts {typescript_sdk.hey_api_version()} with the TypeScript "
-        f"SDK's plugins (zod, transformers, types; tools/ts-pipeline/generate.mjs) {ON}"
+        f"SDK's plugins (zod, transformers, types) and its meta constants, formatted with prettier "
+        f"{typescript_sdk.prettier_version()}, as the SDK's generate step does (tools/ts-pipeline/generate.mjs "
+        f"--meta --format) {ON}"
     )
 
     def timed(work: Path) -> float:
-        return checked_hey_api(*typescript_sdk.generate(node, SCHEMA, work))
+        return checked_hey_api(*typescript_sdk.generate(node, SCHEMA, work, meta=meta_data, formatted=True))
 
     return Tool(line, timed)
 

@@ -60,6 +60,8 @@ class Source:
     python_run: python_sdk.Run | None = None
     ts_output: typescript_sdk.Output | None = None
     ts_done: subprocess.CompletedProcess[str] | None = None
+    ts_formatted: typescript_sdk.Output | None = None
+    ts_formatted_done: subprocess.CompletedProcess[str] | None = None
     _json: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -78,6 +80,14 @@ class Source:
     def meta(self) -> dict[str, Any]:
         """What gen_all.py gets as `schema/meta.json` (meta.unstable_meta)."""
         return meta.unstable_meta(self.directory)
+
+    def sdk_meta(self) -> dict[str, Any]:
+        """The meta file the TypeScript SDK's step reads: for the published source, the maps its schema index was
+        built from (read back from that index, the control); for ours, meta.unstable_meta."""
+        index = self.directory / f"sdk-index-{self.unstable_file.name}.js"
+        if self.name == "published":
+            return meta.emitted_meta(index.read_text(encoding="utf-8"))
+        return self.meta()
 
 
 @pytest.fixture(scope="session")
@@ -161,5 +171,35 @@ def ts_output(sources: dict[str, Source], node: str, tmp_path_factory: pytest.Te
         if done is not None and done.returncode != 0:
             pytest.fail(f"hey-api failed on the {name} schema:\n{(done.stdout + done.stderr)[-4000:]}", pytrace=False)
         return source.ts_output
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def formatting_node() -> str:
+    """node, once tools/ts-pipeline/ has prettier too."""
+    try:
+        return typescript_sdk.find_node(formatted=True)
+    except typescript_sdk.SetupError as exc:
+        unavailable(str(exc))
+
+
+@pytest.fixture(scope="session")
+def ts_formatted(sources: dict[str, Source], formatting_node: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """`ts_formatted(name)`: the SDK's whole step on that source's unstable schema (hey-api, its meta constants from
+    Source.sdk_meta, prettier), made once; a failed run fails."""
+
+    def get(name: str) -> typescript_sdk.Output:
+        source = sources[name]
+        if source.ts_formatted is None:
+            work = tmp_path_factory.mktemp(f"ts-pipeline-formatted-{name}")
+            source.ts_formatted, source.ts_formatted_done = typescript_sdk.generate(
+                formatting_node, source.unstable_file, work, meta=source.sdk_meta(), formatted=True
+            )
+        done = source.ts_formatted_done
+        if done is not None and done.returncode != 0:
+            printed = (done.stdout + done.stderr)[-4000:]
+            pytest.fail(f"the formatted hey-api run failed on the {name} schema:\n{printed}", pytrace=False)
+        return source.ts_formatted
 
     return get

@@ -24,7 +24,8 @@ EMITTED = {
 }
 VERSION = 2
 
-_CONST_MAP = re.compile(r"export const (\w+) = \{(.*?)\};", re.DOTALL)
+# One map constant, compiled (`};`) or in the TypeScript source (`} as const;`).
+_CONST_MAP = re.compile(r"export const (\w+) = \{(.*?)\}(?: as const)?;", re.DOTALL)
 _ENTRY = re.compile(r'(\w+): "([^"]+)"')
 _VERSION = re.compile(r"export const PROTOCOL_VERSION = (\d+);")
 
@@ -64,7 +65,8 @@ def meta_problems(meta: Any, schema: dict[str, Any]) -> list[str]:
 
 
 def emitted_meta(index_js: str) -> dict[str, Any]:
-    """The meta file the published SDK built its schema index from, read back from that index."""
+    """The meta file the published SDK built its schema index from, read back from that index (its compiled
+    index.js, or the index.ts tools/ts-pipeline/generate.mjs writes with `--meta`)."""
     maps = {match.group(1): dict(_ENTRY.findall(match.group(2))) for match in _CONST_MAP.finditer(index_js)}
     version = _VERSION.search(index_js)
     meta: dict[str, Any] = {SIDES[side]: maps[name] for side, name in EMITTED.items() if name in maps}

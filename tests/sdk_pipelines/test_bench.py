@@ -55,6 +55,29 @@ def test_an_uninstalled_ts_pipeline_is_named(
     )
 
 
+def test_a_ts_pipeline_without_prettier_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An install from before prettier joined the lock file: hey-api and tsc are there, the formatter is not."""
+    modules = tmp_path / "node_modules"
+    (modules / "@hey-api" / "openapi-ts").mkdir(parents=True)
+    tsc = modules / "typescript" / "bin" / "tsc"
+    tsc.parent.mkdir(parents=True)
+    tsc.write_text("", encoding="utf-8")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(typescript_sdk.shutil, "which", lambda name: "/usr/bin/node")
+    monkeypatch.setattr(typescript_sdk, "NODE_MODULES", modules)
+    monkeypatch.setattr(typescript_sdk, "TSC", tsc)
+    monkeypatch.setattr(typescript_sdk, "PRETTIER", modules / "prettier" / "bin" / "prettier.cjs")
+    monkeypatch.setattr(bench, "python_tool", _no_python_sdk)
+    assert typescript_sdk.find_node() == "/usr/bin/node"  # enough for the tests' plain run
+    assert bench.available_tools() == []
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "  hey-api is missing, no line for it: tools/ts-pipeline/node_modules has no prettier (an install older "
+        "than its lock file); run .ci/setup.d/13-ts-pipeline.sh"
+    )
+
+
 @pytest.mark.usefixtures("nothing_installed")
 def test_in_ci_a_missing_tool_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")

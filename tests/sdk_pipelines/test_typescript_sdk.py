@@ -2,7 +2,9 @@
 published v2 schema and on ours: the output compiles under `tsc --strict`, and what the schema marks unstable
 comes out `@experimental`.
 
-The published schema is the control; ours passes every check it passes.
+The published schema is the control; ours passes every check it passes. The same holds for the SDK's whole step
+(hey-api's output formatted with prettier, and the meta constants in index.ts), which bench/bench_sdk_generators.py
+times.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.sdk_pipelines import typescript_sdk
+from tests.sdk_pipelines import meta, typescript_sdk
 from tests.sdk_pipelines.conftest import SDK_TYPES_FILE, Source
 
 # What the SDK's pipeline turns into @experimental (its generate step looks for this text in descriptions).
@@ -85,3 +87,41 @@ def test_ours_requires_no_property_the_published_types_leave_out(ts_output: Any)
     added = {name: sorted(ours[name] - fields) for name, fields in published.items() if ours.get(name, fields) - fields}
     listed = "; ".join(f"{name}: {', '.join(fields)}" for name, fields in added.items())
     assert not added, f"{len(added)} types require properties the published ones do not: {listed}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["published", "ours"])
+def test_the_formatted_step_compiles_under_strict(name: str, ts_formatted: Any, formatting_node: str) -> None:
+    done = typescript_sdk.type_check(formatting_node, ts_formatted(name))
+    assert done.returncode == 0, f"tsc --strict on the formatted {name} output:\n{(done.stdout + done.stderr)[-4000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["published", "ours"])
+def test_the_formatted_step_is_one_prettier_pass_over_the_plain_run(
+    name: str, ts_output: Any, ts_formatted: Any, formatting_node: str
+) -> None:
+    """Every file is what one pass of the pinned prettier makes of the plain run's (a pass, not a fixed point:
+    prettier re-breaks some long member chains of zod.gen.ts when run again, so `prettier --check` is not the
+    test); index.ts then carries the meta constants after a blank line."""
+    plain, formatted = ts_output(name), ts_formatted(name)
+    for file_name in typescript_sdk.OUTPUTS:
+        done = typescript_sdk.prettier(formatting_node, formatted, file_name, plain.text(file_name))
+        assert done.returncode == 0, f"prettier on the plain {name} {file_name}:\n{done.stderr[-4000:]}"
+        assert done.stdout != plain.text(file_name), f"the plain {file_name} is already prettier's layout"
+        text = formatted.text(file_name)
+        if file_name == "index.ts":
+            assert text.startswith(done.stdout + "\nexport const AGENT_METHODS = {\n"), text[-2000:]
+        else:
+            assert text == done.stdout, f"the formatted {name} {file_name} is not one prettier pass over the plain one"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["published", "ours"])
+def test_the_formatted_step_writes_the_meta_constants(name: str, sources: dict[str, Source], ts_formatted: Any) -> None:
+    """The constants appended to index.ts hold the meta file's maps and version under the names the published SDK
+    gives them (for the published schema, the maps read back from the SDK's own index: a round trip)."""
+    given = sources[name].sdk_meta()
+    expected = {key: value for key, value in given.items() if key in meta.SIDES.values() or key == "version"}
+    assert len(expected) > 2, f"the {name} meta file has hardly any maps: {sorted(given)}"
+    assert meta.emitted_meta(ts_formatted(name).text("index.ts")) == expected
