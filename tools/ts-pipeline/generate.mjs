@@ -13,13 +13,16 @@
 //   conversion) and the TypeScript types;
 // - with `--format`: hey-api's prettier post-processor (`output.postProcess: ["prettier"]`, the spelling 0.99 gives
 //   the SDK's deprecated `output.format: "prettier"`) rewrites every emitted file with the pinned prettier, found
-//   on PATH as `npm run` would put it there, with prettier's default options (the SDK's .prettierrc is `{}`);
+//   on PATH as `npm run` would put it there; prettier reads its configuration from the output's directories up,
+//   so the caller puts the SDK's (a `.prettierrc` of `{}`: the defaults) in the working directory, as
+//   tests/sdk_pipelines/typescript_sdk.py does;
 // - with `--meta META.json`: the method-name maps of the meta file (one `as const` object per side it lists:
 //   AGENT_METHODS, CLIENT_METHODS, PROTOCOL_METHODS, PROXY_METHODS) and PROTOCOL_VERSION are formatted with
 //   prettier's API and appended to index.ts after a blank line.
 // Not reproduced: the SDK's own zod resolvers for lenient parsing and its type-guard file, which are SDK code
 // (tests/sdk_pipelines/guard_shape.py checks the union shape that guard step needs instead); its check that the
-// meta file lists the schema's methods (tests/sdk_pipelines/meta.py states that rule); downloading the schema.
+// meta file lists the schema's methods (tests/sdk_pipelines/meta.py states that rule); its text edits of the
+// emitted files after hey-api (such as making hey-api's `ClientOptions` type module-private); downloading the schema.
 // Without `--format` the output is hey-api's own layout: the tests use that faster run.
 import { appendFile, readFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
