@@ -169,14 +169,16 @@ def model_classes(types: dict[str, Any]) -> dict[str, str]:
     spec's types alone (what `diff` compares): named branches (as `named_branches` names them), fallbacks, and the
     variants a type extends."""
     # the code generator's input is closed and flattened (render/python_pkg.py) before its branches are named
-    document = named_branches(refinements.flattened(unions.closed({"$defs": types}), REF_PREFIX))
+    closed = unions.closed({"$defs": types})
+    # the tagged unions first: naming the branches changes the closed schemas in place
+    tagged = {
+        owner: union
+        for owner, schema in closed["$defs"].items()
+        if (union := unions.tagged_union(schema, REF_PREFIX)) is not None
+    }
+    document = named_branches(refinements.flattened(closed, REF_PREFIX))
     out: dict[str, str] = {name: _owner(name, types) for name in document["$defs"] if name not in types}
-    tagged: dict[str, unions.TaggedUnion] = {}
-    for owner, schema in types.items():
-        union = unions.tagged_union(unions.closed(schema), REF_PREFIX)
-        if union is not None:
-            tagged[owner] = union
-            out[unions.fallback_name(owner)] = owner
+    out.update({unions.fallback_name(owner): owner for owner in tagged})
     for owner, schema in types.items():
         for part in (schema.get("allOf") or []) if isinstance(schema, dict) else []:
             target = part.get("$ref", "").removeprefix(REF_PREFIX) if isinstance(part, dict) else ""

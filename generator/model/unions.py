@@ -154,10 +154,11 @@ def opened(schema: dict[str, Any], defs: dict[str, Any], ref_prefix: str) -> dic
 def closed(schema: Any) -> Any:
     """`schema` (any JSON value) without catch-all branches anywhere: the form code generators take as input."""
     if isinstance(schema, dict):
-        out = {k: closed(v) for k, v in schema.items()}
+        # leaves are kept as they are without a call each: most values of a schema are strings and numbers
+        out = {k: closed(v) if isinstance(v, (dict, list)) else v for k, v in schema.items()}
         if isinstance(out.get("oneOf"), list):
             out["oneOf"] = [b for b in out["oneOf"] if not is_catch_all(b)]
         return out
     if isinstance(schema, list):
-        return [closed(item) for item in schema]
+        return [closed(item) if isinstance(item, (dict, list)) else item for item in schema]
     return schema

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,13 +76,8 @@ class Source:
         return self._json[file_name]
 
     def meta(self) -> dict[str, Any]:
-        """What gen_all.py gets as `schema/meta.json`: the source's `meta.unstable.json` (what the SDKs download
-        beside the unstable schema) when it has one, else the maps derived from the schema's own method marks
-        (tests/sdk_pipelines/test_meta.py reports a missing file on its own)."""
-        shipped = self.directory / "meta.unstable.json"
-        if shipped.is_file():
-            return json.loads(shipped.read_text(encoding="utf-8"))
-        return meta.derived_meta(self.schema())
+        """What gen_all.py gets as `schema/meta.json` (meta.unstable_meta)."""
+        return meta.unstable_meta(self.directory)
 
 
 @pytest.fixture(scope="session")
@@ -148,12 +142,10 @@ def python_run(
 
 @pytest.fixture(scope="session")
 def node() -> str:
-    found = shutil.which("node")
-    if found is None:
-        unavailable(f"node is not available; {typescript_sdk.SETUP_HINT}")
-    if not typescript_sdk.TSC.is_file() or not (typescript_sdk.NODE_MODULES / "@hey-api" / "openapi-ts").is_dir():
-        unavailable(f"tools/ts-pipeline/node_modules is not installed; {typescript_sdk.SETUP_HINT}")
-    return str(found)
+    try:
+        return typescript_sdk.find_node()
+    except typescript_sdk.SetupError as exc:
+        unavailable(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ the child processes. Uses the same pinned tools and caches as the tests; informa
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import shutil
 import statistics
@@ -43,11 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         published, _ = fetch_upstream(work / "published")
         for name, schema_file in (("published", published), ("ours", args.schema_dir / "schema.unstable.json")):
-            shipped = schema_file.parent / "meta.unstable.json"
-            schema = json.loads(schema_file.read_text(encoding="utf-8"))
-            meta_data = (
-                json.loads(shipped.read_text(encoding="utf-8")) if shipped.is_file() else meta.derived_meta(schema)
-            )
+            meta_data = meta.unstable_meta(schema_file.parent)
             times, cpu, outcome = [], [], ""
             for index in range(args.runs):
                 root = work / f"py-{name}-{index}"

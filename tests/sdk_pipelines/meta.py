@@ -9,7 +9,9 @@ files and for the maps the published SDK emitted (its `dist/v2/.../schema/index.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 SIDES = {"agent": "agentMethods", "client": "clientMethods", "protocol": "protocolMethods", "proxy": "proxyMethods"}
@@ -80,3 +82,13 @@ def derived_meta(schema: dict[str, Any]) -> dict[str, Any]:
     }
     meta["version"] = VERSION
     return meta
+
+
+def unstable_meta(directory: Path) -> dict[str, Any]:
+    """What gen_all.py gets as `schema/meta.json` beside a directory's `schema.unstable.json`: the directory's
+    `meta.unstable.json` (what the SDKs download beside the unstable schema) when it has one, else the maps derived
+    from the schema's own method marks (tests/sdk_pipelines/test_meta.py reports a missing file on its own)."""
+    shipped = directory / "meta.unstable.json"
+    if shipped.is_file():
+        return json.loads(shipped.read_text(encoding="utf-8"))
+    return derived_meta(json.loads((directory / "schema.unstable.json").read_text(encoding="utf-8")))

@@ -7,7 +7,9 @@ emitted `types.gen.ts` which types and properties carry `@experimental` in their
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -29,6 +31,27 @@ TYPE_DOC = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*export type (\w+) =", re.DOTAL
 PROPERTY_DOC = re.compile(r"^ {4}/\*\*((?:(?!\*/).)*)\*/\n {4}'?([\w$]+)'?\??:", re.DOTALL | re.MULTILINE)
 TYPE_START = re.compile(r"^export type (\w+) =", re.MULTILINE)
 TOP_PROPERTY = re.compile(r"^ {4}'?([\w$]+)'?(\??):", re.MULTILINE)
+
+
+class SetupError(RuntimeError):
+    """node, or the pinned generator in tools/ts-pipeline/node_modules, is missing."""
+
+
+def find_node() -> str:
+    """The node on PATH, once tools/ts-pipeline/ is installed; else SetupError says what is missing and how to
+    install it."""
+    found = shutil.which("node")
+    if found is None:
+        raise SetupError(f"node is not on PATH; install Node 20 (.ci/setup.d/10-node-typescript.sh), then {SETUP_HINT}")
+    if not TSC.is_file() or not (NODE_MODULES / "@hey-api" / "openapi-ts").is_dir():
+        raise SetupError(f"tools/ts-pipeline/node_modules is not installed; {SETUP_HINT}")
+    return found
+
+
+def hey_api_version() -> str:
+    """The installed @hey-api/openapi-ts version (the one tools/ts-pipeline/package-lock.json pins)."""
+    package = NODE_MODULES / "@hey-api" / "openapi-ts" / "package.json"
+    return str(json.loads(package.read_text(encoding="utf-8"))["version"])
 
 
 @dataclass(frozen=True)
