@@ -64,8 +64,8 @@ def _messages() -> list[dict[str, Any]]:
     return [m for m in out if not str(m.get("method", "")).startswith("_")]  # extensions: nothing to validate
 
 
-def corpus() -> tuple[list[str], list[tuple[str, str] | None]]:
-    """LINES messages with fresh ids, and for each the pre-routed (type name, payload text), None when no type."""
+def corpus(count: int = LINES) -> tuple[list[str], list[tuple[str, str] | None]]:
+    """`count` messages with fresh ids, and for each the pre-routed (type name, payload text), None when no type."""
     from acp_v2_schema.reader import ROUTES
 
     base = _messages()
@@ -74,7 +74,7 @@ def corpus() -> tuple[list[str], list[tuple[str, str] | None]]:
     renumber: dict[Any, int] = {}
     pending: dict[int, str] = {}
     serial = 0
-    while len(lines) < LINES:
+    while len(lines) < count:
         for message in base:
             message = dict(message)
             if "id" in message and message["id"] is not None:
@@ -97,7 +97,7 @@ def corpus() -> tuple[list[str], list[tuple[str, str] | None]]:
                 name, payload = ROUTES[(pending.pop(message["id"]), "request")].result, message["result"]
             lines.append(json.dumps(message))
             routed.append(None if name is None else (name, json.dumps(payload)))
-            if len(lines) == LINES:
+            if len(lines) == count:
                 break
     return lines, routed
 

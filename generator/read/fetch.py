@@ -11,8 +11,6 @@ import base64
 import hashlib
 import io
 import shutil
-import subprocess
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,8 @@ def integrity_of(data: bytes) -> str:
 
 def fetch_members(package: NpmPackage, members: tuple[str, ...], *, timeout: float = 180) -> dict[str, bytes]:
     """The bytes of `members` (paths inside the tarball, such as `package/dist/x.js`) of the pinned package."""
+    import subprocess  # here, not at the top: every generate imports this module for the pin, few fetch
+
     npm = shutil.which("npm")
     if npm is None:
         raise FetchError("npm is not installed")
@@ -66,6 +66,8 @@ def fetch_members(package: NpmPackage, members: tuple[str, ...], *, timeout: flo
 
 def extract_members(package: NpmPackage, tarball: bytes, members: tuple[str, ...]) -> dict[str, bytes]:
     """Check `tarball` against the pinned integrity, then read `members` from it."""
+    import tarfile  # as subprocess above
+
     if integrity_of(tarball) != package.integrity:
         raise FetchError(f"{package.spec} does not match its pinned integrity; not using it")
     out: dict[str, bytes] = {}

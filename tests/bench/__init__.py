@@ -1,0 +1,1 @@
+"""Tests of the benchmarks' own harnesses (what `make bench` runs is not timed here, only checked to work)."""
