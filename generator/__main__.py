@@ -1,10 +1,19 @@
 """Entry point for `python -m generator`."""
 
 import atexit
+import gc
 import os
 import sys
 
-from .cli import main
+# A run builds a spec model of some hundred thousand objects that live until the process ends, and every 700 new
+# objects (the default) the cycle collector walks the youngest of them, finding no garbage: about a tenth of a
+# diff's time here (231 ms against 253 with a first pass every 20,000, and 265 with the default; medians of 5) and
+# a few percent of a generate's. A rarer first pass keeps the collector (a run still frees its cycles) and, unlike
+# turning it off, leaves the peak memory of a synthetic spec four times the real one's unchanged (253 MiB; 275
+# with the collector off). Only this entry point does so.
+gc.set_threshold(100_000, 10, 10)
+
+from .cli import main  # noqa: E402 (after the collector is set: the imports make objects too)
 
 status = main()
 # Every command has closed what it wrote and stopped its code generator worker when `main` returns, so what is left

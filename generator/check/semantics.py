@@ -664,7 +664,7 @@ def _boolean_subschemas(schema: Any, path: DataPath) -> Iterator[DataPath]:
     for where, sub in children:
         if isinstance(sub, bool):
             yield where
-        else:
+        elif isinstance(sub, dict):  # what else is not a schema is no concern of this check
             yield from _boolean_subschemas(sub, where)
 
 
@@ -677,15 +677,17 @@ def _pure_ref(schema: Any) -> Any:
 
 def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, Any]]:
     """Every `$ref` in a schema, with its data path."""
+    # only containers are walked into: a call per string or number would cost most of the walk
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "$ref":
                 yield (*path, key), item
-            else:
+            elif isinstance(item, (dict, list)):
                 yield from _refs(item, (*path, key))
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            yield from _refs(item, (*path, i))
+            if isinstance(item, (dict, list)):
+                yield from _refs(item, (*path, i))
 
 
 def build(checker: Checker) -> model.Spec:

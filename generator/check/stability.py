@@ -242,11 +242,12 @@ def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, str, str]]:
         for key, item in value.items():
             if key == "$ref" and isinstance(item, str) and item.startswith(REF_PREFIX):
                 yield (*path, key), item.removeprefix(REF_PREFIX), PLAIN
-            else:
+            elif isinstance(item, (dict, list)):  # leaves hold no $ref: no call for each
                 yield from _refs(item, (*path, key))
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            yield from _refs(item, (*path, i))
+            if isinstance(item, (dict, list)):
+                yield from _refs(item, (*path, i))
 
 
 def _misplaced(schema: Any, path: DataPath, depth: int = 0) -> Iterator[DataPath]:
@@ -255,8 +256,9 @@ def _misplaced(schema: Any, path: DataPath, depth: int = 0) -> Iterator[DataPath
         for key, value in schema.items():
             if key == KEY and depth > 0 and not (depth == 2 and path[-2] == "properties"):
                 yield (*path, key)
-            elif key != KEY:
+            elif key != KEY and isinstance(value, (dict, list)):  # a leaf holds no key
                 yield from _misplaced(value, (*path, key), depth + 1)
     elif isinstance(schema, list):
         for i, item in enumerate(schema):
-            yield from _misplaced(item, (*path, i), depth + 1)
+            if isinstance(item, (dict, list)):
+                yield from _misplaced(item, (*path, i), depth + 1)

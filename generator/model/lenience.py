@@ -97,10 +97,12 @@ def _annotated(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, .
         if any(key in value for key in KEYS):
             yield path, value
         for key, item in value.items():
-            yield from _annotated(item, (*path, key))
+            if isinstance(item, (dict, list)):  # a leaf carries no annotation: no call for each
+                yield from _annotated(item, (*path, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _annotated(item, (*path, index))
+            if isinstance(item, (dict, list)):
+                yield from _annotated(item, (*path, index))
 
 
 def lenience(schema: dict[str, Any]) -> tuple[Lenience, ...]:

@@ -76,11 +76,11 @@ def _refs(value: Any) -> list[str]:
         for key, item in value.items():
             if key == "$ref" and isinstance(item, str):
                 found.append(item.removeprefix(REF_PREFIX))
-            else:
+            elif isinstance(item, (dict, list)):  # leaves hold no $ref: no call for each
                 found.extend(_refs(item))
         return found
     if isinstance(value, list):
-        return [r for item in value for r in _refs(item)]
+        return [r for item in value if isinstance(item, (dict, list)) for r in _refs(item)]
     return []
 
 
