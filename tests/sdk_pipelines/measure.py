@@ -3,8 +3,10 @@
     .venv/bin/python -m tests.sdk_pipelines.measure [--runs N] [--schema-dir DIR]
 
 Times the Python SDK's whole gen_all.py (a run that fails is timed to where it stops, and says so) and the
-TypeScript SDK's hey-api set-up (tools/ts-pipeline/generate.mjs, without tsc): wall clock, and the CPU seconds of
-the child processes. Uses the same pinned tools and caches as the tests; informational, nothing is asserted.
+TypeScript SDK's hey-api set-up (tools/ts-pipeline/generate.mjs, without tsc), alone and as the SDK's whole generate
+step (`--meta --format`: its meta constants, prettier over every file, as bench_sdk_generators times it): wall clock,
+and the CPU seconds of the child processes. Uses the same pinned tools and caches as the tests; informational,
+nothing is asserted.
 """
 
 from __future__ import annotations
@@ -55,14 +57,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gen_all.py  {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
             if node is None:
                 continue
-            times, cpu = [], []
-            for index in range(args.runs):
-                before = _children_cpu()
-                output, done = typescript_sdk.generate(node, schema_file, work / f"ts-{name}-{index}")
-                times.append(output.seconds)
-                cpu.append(_children_cpu() - before)
-                outcome = "completes" if done.returncode == 0 else "fails"
-            print(f"hey-api     {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
+            # hey-api alone, then the SDK's whole step (its meta constants, prettier over everything), as the bench
+            for label, step in (("hey-api", {}), ("sdk step", {"meta": meta_data, "formatted": True})):
+                times, cpu = [], []
+                for index in range(args.runs):
+                    before = _children_cpu()
+                    out_dir = work / f"ts-{name}-{label.replace(' ', '-')}-{index}"
+                    output, done = typescript_sdk.generate(node, schema_file, out_dir, **step)
+                    times.append(output.seconds)
+                    cpu.append(_children_cpu() - before)
+                    outcome = "completes" if done.returncode == 0 else "fails"
+                print(f"{label:11s} {name:9s} wall {_median(times)}; cpu {_median(cpu)}  {outcome}")
     return 0
 
 
