@@ -356,6 +356,7 @@ def _postgres() -> list[Ratio]:
 
         def connection(self) -> Any:
             conn = super().connection()
+            # by id: the store keeps every connection it opened until it closes, so no id is reused meanwhile
             if id(conn) not in self._pinned:
                 self._pinned.add(id(conn))
                 self._pin(conn)

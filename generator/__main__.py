@@ -7,7 +7,7 @@ import sys
 
 # A run builds a spec model of some hundred thousand objects that live until the process ends, and every 700 new
 # objects (the default) the cycle collector walks the youngest of them, finding no garbage: about a tenth of a
-# diff's time here (231 ms against 253 with a first pass every 20,000, and 265 with the default; medians of 5) and
+# diff's time here (249 ms against 273 with the default, and 261 with a first pass every 20,000; medians of 7) and
 # a few percent of a generate's. A rarer first pass keeps the collector (a run still frees its cycles) and, unlike
 # turning it off, leaves the peak memory of a synthetic spec four times the real one's unchanged (253 MiB; 275
 # with the collector off). Only this entry point does so.
