@@ -6,7 +6,8 @@
  * Every (method, kind) entry of the spec has a retry class, and each class gives a decision for each failure
  * kind. `mayResend` answers the question an SDK asks after a failed attempt; `isValidIdempotencyKey` checks a
  * key the way JSON Schema does, counting Unicode code points rather than UTF-16 units. Self-contained:
- * no imports, no runtime dependencies, and every table is frozen.
+ * no imports, no runtime dependencies, and every table is frozen. Compiles under tsc's default target and
+ * library (no `lib` or `target` setting needed), so any TypeScript project can include it as it is.
  */
 
 /** The retry classes, from the most to the least forgiving. */
@@ -567,7 +568,7 @@ export function decisionFor(
   failure: FailureKind,
   errorCode: number | null = null,
 ): Decision | undefined {
-  if (CODED_FAILURES.includes(failure)) {
+  if (CODED_FAILURES.indexOf(failure) !== -1) {
     const code = errorCode === null ? "" : String(errorCode);
     const row = hasOwn(ERROR_DECISIONS, code) ? ERROR_DECISIONS[code] : undefined;
     return (row ?? OTHER_ERROR_DECISIONS)[retryClass];
