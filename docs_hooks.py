@@ -1,14 +1,16 @@
 """MkDocs hooks for the docs site (named under `hooks:` in mkdocs.yml).
 
-- Edit links: every page gets one built from `extra.edit_base`. A generated page names the spec file it comes from
-  in its `edit_source` front matter, so its link opens that YAML file rather than Markdown that `make generate`
-  would overwrite; a hand-written page links to its own file under site/.
+- Edit links: none until `extra.edit_base` is set (ACP_DOCS_EDIT_BASE), since a link to an address nobody set up
+  leads nowhere. Once it is, a generated page links to the one spec file it comes from (its `edit_source` front
+  matter), not to Markdown that `make generate` would overwrite; a hand-written page links to its own file under
+  site/. A generated page made from many files, or from none, gets no link: an edit link opens a file, not a folder.
 - Navigation: the generated method pages are listed under Reference without anyone keeping a list by hand.
 - Changes: the "Changes" page is written here, at build time, from the git history (`v*` release tags and the work
   tree) by generator/diff/changelog.py. It is not a `make generate` output, so that `make check` stays a function of
   spec/ alone, whatever tags a clone has.
-- Search: diagram sources (mermaid blocks) are kept out of the search index, so a result's preview shows prose, not
-  `flowchart TD` and arrows.
+- Search: diagram sources (mermaid blocks), and the code listings of pages that ask for it, are kept out of the
+  search index, so a result's preview shows prose, not `flowchart TD` and arrows, and a search for an error code
+  finds the pages that explain it before the tables that list it.
 - Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
   instead (taken once with `npm pack` through generator/read/fetch.py and checked against its published sha512), so
   diagrams render offline and no page asks a third party for code.
@@ -43,6 +45,8 @@ TYPES_TITLE = "Types"
 RETRY_TABLE = paths.docs_relative(paths.RETRY_TABLE_PAGE)
 # The element pymdownx.superfences writes for a mermaid fence (the `class: mermaid` of mkdocs.yml).
 MERMAID_BLOCK = re.compile(r'<pre class="mermaid"(?=[\s>])')
+# The element pymdownx.highlight writes around a code block.
+CODE_BLOCK = re.compile(r'<div class="highlight"(?=[\s>])')
 
 
 def _root(config: MkDocsConfig) -> Path:
@@ -134,15 +138,29 @@ def _pages_in(items: list) -> list[Page]:
 
 # -- search -----------------------------------------------------------------------------------------------
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Mark diagram sources so the search plugin skips them (it honours `data-search-exclude`)."""
-    return MERMAID_BLOCK.sub('<pre class="mermaid" data-search-exclude', html)
+    """Mark diagram sources so the search plugin skips them (it honours `data-search-exclude`), and the code
+    listings of pages whose front matter sets `search_skip_code` (quoted source files, whose every line names an
+    error code or a method and would outrank the prose that explains them)."""
+    html = MERMAID_BLOCK.sub('<pre class="mermaid" data-search-exclude', html)
+    if page.meta.get("search_skip_code"):
+        html = CODE_BLOCK.sub('<div class="highlight" data-search-exclude', html)
+    return html
 
 
 # -- edit links -------------------------------------------------------------------------------------------
+def edit_source(page: Page, config: MkDocsConfig) -> str | None:
+    """The repository file a page's edit link opens, or None when the page has no single file to edit."""
+    root = _root(config)
+    source = page.meta.get("edit_source")
+    if source is None:
+        if page.file.src_uri.startswith(paths.docs_relative(paths.REFERENCE) + "/"):
+            return None  # generated (or written at build time) without a spec file of its own
+        source = f"{Path(config.docs_dir).resolve().relative_to(root).as_posix()}/{page.file.src_uri}"
+    return source if (root / source).is_file() else None
+
+
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     base = config.extra.get("edit_base")
-    if base:
-        docs_dir = Path(config.docs_dir).resolve().relative_to(_root(config)).as_posix()
-        source = page.meta.get("edit_source") or f"{docs_dir}/{page.file.src_uri}"
-        page.edit_url = base.rstrip("/") + "/" + source
+    source = edit_source(page, config) if base else None
+    page.edit_url = base.rstrip("/") + "/" + source if source else None
     return markdown

@@ -34,6 +34,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+EDIT_BASE = "https://code.example/acp-v2/edit/main/"
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
@@ -46,7 +47,8 @@ def _unavailable(reason: str) -> None:
 @pytest.fixture(scope="session")
 def built_site() -> Path:
     """`mkdocs build --strict` into build/site, once per test session; any warning fails the build."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    # With an edit base set, as a published site has it, so the pages' edit links can be checked.
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "ACP_DOCS_EDIT_BASE": EDIT_BASE}
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean"],
         cwd=ROOT,

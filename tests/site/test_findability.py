@@ -68,3 +68,31 @@ def test_generated_sections_are_sorted_by_shown_title(built_site: Path, folder: 
     titles = list(seen.values())
     assert len(titles) > 10, nav.links
     assert titles == sorted(titles, key=str.casefold)
+
+
+# The pages that answer "may I send this again?": the retry table, and the keyed-prompt page for what the Agent's
+# error answers mean. A reader's words for that question must find one of them first.
+RETRY_DECISION_PAGES = ("/reference/retry-classes/", "/keyed-prompts/")
+
+
+@pytest.mark.parametrize("query", ["resend", "retry", "may I resend", "-32602", "-32800"])
+def test_search_ranks_a_retry_decision_page_first(site_url, browser_page, query):
+    page, _ = browser_page
+    page.goto(f"{site_url}/")
+    page.wait_for_load_state("networkidle")
+    search = page.locator("input.md-search__input")
+    search.click()
+    search.press_sequentially(query)
+    page.locator(".md-search-result__list > li > a").first.wait_for(state="visible")
+    # Results are redrawn as each letter arrives: read the list once it has stopped changing.
+    links = ".md-search-result__list > li > a"
+    seen, href = None, ""
+    for _ in range(80):
+        now = page.locator(links).evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        if now and now == seen:
+            href = now[0]
+            break
+        seen = now
+        page.wait_for_timeout(250)
+    assert any(path in href for path in RETRY_DECISION_PAGES), f"{query!r} ranks {href} first"
+    assert search.input_value() == query  # the reader's text is left as typed

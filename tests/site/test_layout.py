@@ -152,3 +152,28 @@ def test_flowchart_labels_are_at_least_12px(site_url, browser_page):
     top = box["y"] + page.evaluate("window.scrollY")
     clip = {"x": box["x"], "y": top, "width": box["width"], "height": box["height"]}
     page.screenshot(path=str(SCREENSHOTS / "flowchart.png"), full_page=True, clip=clip)
+
+
+# Every hand-written or generated page that draws a diagram.
+DIAGRAM_PAGES = {
+    "keyed-prompts": "keyed-prompts/",
+    "architecture": "architecture/",
+    "retry-classes": PAGES["retry-classes"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIAGRAM_PAGES))
+def test_phone_diagrams_keep_readable_labels_and_scroll_on_their_own(site_url, browser_page, name):
+    """At 390 px a diagram is drawn at its own size and scrolls sideways inside its box; the page does not."""
+    page, _ = browser_page
+    page.add_init_script(_OPEN_SHADOWS)
+    _open(page, site_url, DIAGRAM_PAGES[name], PHONE)
+    page.wait_for_function(
+        "[...document.querySelectorAll('div.mermaid')].length > 0 && [...document.querySelectorAll('div.mermaid')]"
+        ".every(d => d.shadowRoot && d.shadowRoot.querySelector('svg'))"
+    )
+    sizes = page.evaluate(_LABEL_SIZES)
+    assert sizes, "no diagram labels drawn"
+    assert min(sizes) >= MIN_LABEL_PX, sorted(sizes)[:5]
+    assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+    _shoot(page, f"phone-diagrams-{name}")
