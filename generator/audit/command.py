@@ -11,6 +11,7 @@ honest), 2 when the audit cannot run (a spec error, an unreadable schema, no net
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -92,7 +93,28 @@ class Report:
     def lines(self) -> list[str]:
         known = {item.difference for item in self.listed}
         out = [("listed      " if d.line() in known else "NOT LISTED  ") + d.line() for d in self.found]
-        out += [f"STALE       {item.difference} (listed, but the audit no longer finds it)" for item in self.stale]
+        near = self.near_misses()
+        for item in self.stale:
+            if item.difference in near:  # copied without the file the audit names: say which line to list
+                why = f"listed without the suffix the audit prints; list {json.dumps(near[item.difference])} instead"
+            else:
+                why = "listed, but the audit no longer finds it"
+            out.append(f"STALE       {item.difference} ({why})")
+        return out
+
+    def near_misses(self) -> dict[str, str]:
+        """A stale listing that is an unlisted line without its `[in ... only]` suffix, mapped to the full line."""
+        bare = {d.line().split(" [in ", 1)[0]: d.line() for d in self.unlisted if d.only_in}
+        return {item.difference: bare[item.difference] for item in self.stale if item.difference in bare}
+
+    def to_paste(self) -> list[str]:
+        """An entry of spec/upstream-differences.yaml per unlisted difference, its reason left empty to be written.
+
+        An empty reason is refused by the spec's check, so an entry pasted without one cannot pass unnoticed.
+        """
+        out = []
+        for line in dict.fromkeys(d.line() for d in self.unlisted):
+            out += [f"  - difference: {json.dumps(line, ensure_ascii=False)}", '    reason: ""  # why we differ']
         return out
 
 
@@ -161,4 +183,8 @@ def main(schema: Path | None, stable: Path | None, root: Path, spec_dir: Path) -
         f"audit against {source}: {len(report.found)} difference(s), {len(report.found) - unlisted} listed, "
         f"{unlisted} not listed, {stale} stale listing(s)"
     )
+    if report.unlisted:
+        print("to accept them, add to spec/upstream-differences.yaml (under differences:) and write each reason:")
+        for line in report.to_paste():
+            print(line)
     return 0 if report.ok else 1

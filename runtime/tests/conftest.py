@@ -1,8 +1,9 @@
 """Fixtures for the key-ledger tests: stores of each kind, and the PostgreSQL server that CI starts.
 
 PostgreSQL comes from `.ci/setup.d/30-postgresql.sh` (run by `.ci/run`, and by these fixtures when the default
-server is down and they run as root); the DSN is read from ACP_TEST_POSTGRES_DSN. Without a server the
-PostgreSQL tests are skipped on a developer's machine and fail under CI=true.
+server is down and they run as root, which then stop it when the run ends); the DSN is read from
+ACP_TEST_POSTGRES_DSN. Without a server the PostgreSQL tests are skipped on a developer's machine and fail under
+CI=true.
 """
 
 from __future__ import annotations
@@ -38,22 +39,37 @@ def _reachable(dsn: str) -> Exception | None:
 
 
 @pytest.fixture(scope="session")
-def pg_dsn() -> str:
+def pg_dsn() -> Iterator[str]:
     """A reachable PostgreSQL DSN, or a skip (a failure in CI).
 
-    With the default DSN, a root user whose server is down gets it started by the same script CI runs.
+    With the default DSN, a root user whose server is down gets it started by the same script CI runs, and stopped
+    again when the run ends: a server the tests start is not left running after them.
     """
     dsn = postgres_dsn()
     problem = _reachable(dsn)
+    started = False
     if problem is not None and "ACP_TEST_POSTGRES_DSN" not in os.environ and os.geteuid() == 0 and SETUP.exists():
         subprocess.run(["bash", str(SETUP)], capture_output=True, timeout=600, check=False)
         problem = _reachable(dsn)
+        started = problem is None
     if problem is not None:
         message = f"PostgreSQL is not reachable ({type(problem).__name__}); run {SETUP.relative_to(ROOT)}"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
-    return dsn
+    yield dsn
+    if started:
+        _stop_server()
+
+
+def _stop_server() -> None:
+    """Stop the server SETUP started (its data directory and binaries found as SETUP finds them)."""
+    data = os.environ.get("ACP_TEST_POSTGRES_DATA", "/tmp/acp-ledger-postgres")
+    versions = Path("/usr/lib/postgresql").glob("*/bin/pg_ctl")
+    binaries = sorted(versions, key=lambda p: [int(x) for x in p.parts[-3].split(".") if x.isdigit()])
+    if binaries:
+        stop = ["runuser", "-u", "postgres", "--", str(binaries[-1]), "-D", data, "-m", "fast", "-w", "stop"]
+        subprocess.run(stop, capture_output=True, timeout=120, check=False)
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

@@ -32,7 +32,9 @@ def _expected(decision: str, has_key: bool, allow: bool) -> bool:
 
 
 def _example_method(cls: str) -> tuple[str, str]:
-    row = next(r for r in POLICY_JSON["methods"] if r["class"] == cls)
+    row = next((r for r in POLICY_JSON["methods"] if r["class"] == cls), None)
+    if row is None:  # the spec may leave a class unused
+        pytest.skip(f"no method has the class {cls!r}")
     return row["method"], row["kind"]
 
 
@@ -75,33 +77,44 @@ def test_error_code_tables_match_the_policy_document() -> None:
 
 
 def test_the_cases_that_matter_most() -> None:
+    # Only what the RFD and the design fix: session/prompt is the keyed method, session/new a duplicating one, a
+    # -32602 is never resent, and a message that was not sent may always go. Every other class is the spec's call.
     assert may_resend("session/prompt", "request", "no-response", has_key=False) is False
     assert may_resend("session/prompt", "request", "no-response", has_key=True) is True
     assert may_resend("session/prompt", "request", "error-response", has_key=True, error_code=-32602) is False
-    assert may_resend("session/prompt", "request", "error-response", has_key=True, error_code=-32603) is True
-    assert may_resend("session/prompt", "request", "error-response", has_key=True) is False  # no code: "other"
     assert may_resend("session/new", "request", "no-response", has_key=False) is False
     assert may_resend("session/new", "request", "no-response", has_key=False, allow_duplicates=True) is True
-    assert may_resend("mcp/message", "request", "no-response", has_key=True, allow_duplicates=True) is False
-    assert may_resend("session/close", "request", "no-response", has_key=False) is True
     for method, kind in POLICY:
         assert may_resend(method, kind, "not-sent", has_key=False) is True
+        cls = POLICY[(method, kind)].retry_class.value
+        never = _decision(cls, "no-response") == "never"
+        assert may_resend(method, kind, "no-response", has_key=True, allow_duplicates=True) is not never
+
+
+def _decision(cls: str, failure: str) -> str:
+    return next(c for c in POLICY_JSON["classes"] if c["name"] == cls)["decisions"][failure]
 
 
 def test_variants_and_unknown_methods() -> None:
-    assert retry_class("session/update", "notification", "agent_message_chunk") is RetryClass.UNSAFE
-    assert retry_class("session/update", "notification", "state_update") is RetryClass.SAFE
-    assert may_resend("session/update", "notification", "no-response", False, variant="tool_call_update") is True
-    assert may_resend("session/update", "notification", "no-response", False, variant="notice") is False
+    least_forgiving = RetryClass(POLICY_JSON["classes"][-1]["name"])  # the fallback: the last class in order
+    for row in POLICY_JSON["methods"]:
+        for variant in row.get("variants", []):
+            method, kind, name = row["method"], row["kind"], variant["name"]
+            assert retry_class(method, kind, name) is RetryClass(variant["class"])
+            always = _decision(variant["class"], "no-response") == "always"
+            assert may_resend(method, kind, "no-response", False, variant=name) is always
+            # a variant the spec does not know (a later version's) gets the least forgiving class
+            assert retry_class(method, kind, "_future_variant") is least_forgiving
     # extensions and methods from a newer version get the least forgiving class
-    assert retry_class("_zed/custom") is RetryClass.UNSAFE
-    assert retry_class("session/update", "notification", "_future_variant") is RetryClass.UNSAFE
-    assert may_resend("_zed/custom", "request", "no-response", has_key=True) is False
+    assert retry_class("_zed/custom") is least_forgiving
+    assert may_resend("_zed/custom", "request", "no-response", has_key=True) is (
+        _decision(least_forgiving.value, "no-response") == "always"
+    )
 
 
 def test_table_matches_the_policy_document() -> None:
     assert load_policy() == POLICY_JSON
-    assert len(POLICY) == len(POLICY_JSON["methods"]) == 33
+    assert len(POLICY) == len(POLICY_JSON["methods"]) == len(list((ROOT / "spec" / "methods").glob("*.yaml")))
     for row in POLICY_JSON["methods"]:
         entry = POLICY[(row["method"], row["kind"])]
         assert entry.retry_class.value == row["class"]
