@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # The generated package and the hand-written runtime, installed editable once generated/ exists.
 PACKAGES := $(VENV)/.packages-stamp
 
-.PHONY: generate check validate compat lint format test pytest fuzz bench golden docs serve dist clean
+.PHONY: setup generate check validate compat lint format test pytest fuzz bench golden docs serve dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,18 +18,25 @@ $(PACKAGES): $(STAMP) generated/python/pyproject.toml runtime/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e generated/python -e runtime
 	touch $@
 
+# What some tests need beyond .venv (Node and the pinned npm tools, Rust, Chromium, a PostgreSQL server): the
+# scripts CI runs before `make test`, each safe to run twice. They install system packages, so run it as root.
+setup: ## install and start what the tests need beyond .venv (as root); without it those tests skip, and say so
+	@for step in .ci/setup.d/*.sh; do echo "== setup: $$step"; bash "$$step" || exit 1; done
+
 # Generating also installs both packages editable (once), so the README's runtime commands work straight after it.
 generate: $(STAMP) ## validate spec/, write generated/ and site/reference/, install both packages into .venv
 	$(PY) -m generator generate
 	@$(MAKE) --no-print-directory $(PACKAGES)
 
-check: $(STAMP) ## 0 up to date, 1 drift (files named, fix printed), 2 spec error
+# make exits 2 whenever a recipe fails; the command's own status (0 up to date, 1 drift, 2 spec error) is the
+# number in make's "Error N" line, and `$(PY) -m generator check` returns it directly.
+check: $(STAMP) ## up to date or not (files named, fix printed); make's status: 0, or 2 on drift or a spec error
 	$(PY) -m generator check
 
 validate: $(STAMP)
 	$(PY) -m generator validate
 
-compat: $(STAMP) ## breaking changes since the newest v* tag (before one: ACP's published stable schema): 0 none, 1 an unaccepted one
+compat: $(STAMP) ## breaking changes since the newest v* tag (before one: ACP's published stable schema); make's status 0 or 2
 	$(PY) -m generator diff
 
 lint: $(STAMP)

@@ -23,24 +23,46 @@ PREREQUISITES: tuple[tuple[str, str, str], ...] = (
         ".ci/setup.d/13-ts-pipeline.sh",
     ),
     ("/usr/bin/chromium", "Chromium", ".ci/setup.d/20-chromium.sh"),
+    ("postgresql:", "a PostgreSQL server (ACP_TEST_POSTGRES_DSN)", ".ci/setup.d/30-postgresql.sh"),
     ("../shared/upstream-examples", "the shared upstream examples (../shared/)", "a checkout beside shared/"),
 )
 
 
+# The one command that runs every script above, as CI does before `make test`.
+SETUP_COMMAND = "sudo make setup"
+
+
 def _present(probe: str) -> bool:
+    if probe == "postgresql:":
+        return _postgres_reachable()
     if "/" not in probe:
         return shutil.which(probe) is not None
     path = Path(probe)
     return (path if path.is_absolute() else ROOT / path).exists()
 
 
+def _postgres_reachable() -> bool:
+    """Whether the server the PostgreSQL tests use answers (the DSN as runtime/tests/conftest.py reads it)."""
+    dsn = os.environ.get("ACP_TEST_POSTGRES_DSN", "postgresql://acp:acp@127.0.0.1:54329/acp_ledger")
+    try:
+        import psycopg
+
+        with psycopg.connect(dsn, connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
 def header_lines() -> list[str]:
-    """One line naming each missing prerequisite and what installs it, or none when all are there."""
-    missing = [f"{label} (from {fix})" for probe, label, fix in PREREQUISITES if not _present(probe)]
-    if not missing:
+    """One line naming each missing prerequisite, what installs it, and the command that installs them all."""
+    absent = [(label, fix) for probe, label, fix in PREREQUISITES if not _present(probe)]
+    if not absent:
         return []
     then = "fail (CI=true)" if os.environ.get("CI") == "true" else "be skipped"
-    return [f"missing, so the tests that need them will {then}: " + "; ".join(missing)]
+    line = f"missing, so the tests that need them will {then}: " + "; ".join(f"{a} (from {b})" for a, b in absent)
+    if any(fix.startswith(".ci/setup.d/") for _, fix in absent):
+        line += f"; `{SETUP_COMMAND}` runs every .ci/setup.d/ script, as CI does before `make test`"
+    return [line]
 
 
 def _reason(longrepr: object) -> str:

@@ -31,3 +31,10 @@ def test_dist_checks_every_artifact() -> None:
         line.endswith(" runtime") for line in builds
     )
     assert any("twine check --strict" in line for line in lines), lines
+
+
+def test_setup_runs_every_script_ci_runs_first() -> None:
+    # The skipped tests' header names `make setup`: it must run what .ci/run runs before `make test`.
+    (line,) = [line for line in _recipe("setup") if ".ci/setup.d/" in line]
+    assert ".ci/setup.d/*.sh" in line and 'bash "$step"' in line, line
+    assert ".ci/setup.d/*.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -28,6 +28,7 @@ def test_missing_prerequisites_are_named_with_their_fix(monkeypatch) -> None:
     monkeypatch.delenv("CI", raising=False)
     (line,) = skips.header_lines()
     assert "will be skipped" in line and "rustc (from .ci/setup.d/11-rust.sh)" in line
+    assert f"`{skips.SETUP_COMMAND}`" in line  # the one command that enables them, on the same line
     monkeypatch.setenv("CI", "true")
     assert "will fail (CI=true)" in skips.header_lines()[0]
     monkeypatch.setattr(skips, "_present", lambda probe: True)
