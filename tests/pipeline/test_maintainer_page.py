@@ -1,0 +1,33 @@
+"""The spec-maintainers page's worked method is one a maintainer could add: a name the spec does not have yet, in a
+method file the meta-schema accepts."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from tests.support import ROOT
+
+PAGE = ROOT / "site" / "spec-maintainers.md"
+
+
+def _example() -> dict:
+    text = PAGE.read_text("utf-8")
+    (block,) = re.findall(r"( *)```yaml\n(\1# yaml-language-server: \$schema=\.\./meta/method\..*?)\1```", text, re.S)
+    indent, body = block
+    return yaml.safe_load(re.sub(rf"^{indent}", "", body, flags=re.M))
+
+
+def test_the_example_method_is_new_and_a_valid_method_file() -> None:
+    example = _example()
+    existing = {
+        yaml.safe_load(path.read_text("utf-8"))["method"] for path in (ROOT / "spec" / "methods").glob("*.yaml")
+    }
+    assert example["method"] not in existing, example["method"]
+    meta = json.loads((ROOT / "spec" / "meta" / "method.schema.json").read_text("utf-8"))
+    # The page shows the fields a maintainer writes first; params and result follow in step 3.
+    errors = [e.message for e in Draft202012Validator(meta).iter_errors(example) if e.validator != "required"]
+    assert errors == []
