@@ -61,10 +61,20 @@ def test_callers_key_is_kept():
     assert send.calls[0][1]["idempotencyKey"] == "mine"
 
 
-def test_unsafe_request_is_not_resent_after_no_response():
+def _requests_never_resent() -> list[str]:
+    """The requests whose class never resends after no response, read from the policy (the spec's call)."""
+    from acp_v2_schema import load_policy
+
+    policy = load_policy()
+    never = {c["name"] for c in policy["classes"] if c["decisions"]["no-response"] == "never"}
+    return sorted({r["method"] for r in policy["methods"] if r["kind"] == "request" and r["class"] in never})
+
+
+@pytest.mark.parametrize("method", _requests_never_resent())
+def test_unsafe_request_is_not_resent_after_no_response(method):
     send = Script(NoResponse())
     with pytest.raises(OutcomeUnknown):
-        asyncio.run(Resender(send, sleep=no_sleep).request("mcp/message", {}))
+        asyncio.run(Resender(send, sleep=no_sleep).request(method, {}))
     assert len(send.calls) == 1
 
 

@@ -45,3 +45,17 @@ def run_case(case: str, dest: Path, fmt: str) -> tuple[int, str, str]:
     extra = extra_file.read_text().split() if extra_file.exists() else []
     result = run_generator("diff", str(dest / "old"), str(dest / "new"), "--root", str(dest), "--format", fmt, *extra)
     return result.status, result.out, result.err
+
+
+def copy_real_spec(dest: Path, *, ignore=None) -> Path:
+    """The real spec/ copied to dest, its accepted breaks left out.
+
+    An accepted break belongs to a release; between two directories, which have none, every entry applies and one
+    whose break the pair does not show is reported as unused. Tests of the rules on copies of the real spec are
+    about the rules, so a maintainer's entries in spec/accepted-breaks.yaml must not change their outcome.
+    """
+    shutil.copytree(ROOT / "spec", dest, ignore=ignore)
+    accepted = dest / "accepted-breaks.yaml"
+    if accepted.exists():
+        accepted.write_text("accepted: []\n", encoding="utf-8")
+    return dest

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from generator.compat_rules import BY_ID, COMPATIBLE, READ, UNSTABLE, WRITTEN
 from generator.diff.sources import load_spec_dir
 from generator.pipeline import load_spec
+from tests.diff.support import copy_real_spec
 from tests.support import ROOT, run_generator
 
 SPEC = ROOT / "spec"
@@ -45,8 +46,7 @@ CONST_SETS = sorted(
 
 
 def _copy(dest: Path) -> Path:
-    shutil.copytree(SPEC, dest / "spec", ignore=shutil.ignore_patterns("examples"))
-    return dest / "spec"
+    return copy_real_spec(dest / "spec", ignore=shutil.ignore_patterns("examples"))
 
 
 def _edit_types(spec: Path, source: str, change) -> None:

@@ -1,0 +1,255 @@
+"""A maintainer's ordinary changes, one after another, each leaving the checks and the spec's tests green.
+
+In a copy of the repository (a git repository of its own, so that it can be tagged), the README's "Adding or changing
+a method" is followed as a new maintainer would: a method of our own with its upstream listing, a class the RFD does
+not fix changed, a type renamed, a first release tagged, a break accepted for the next release and that release
+tagged, then a change after the tag. After each step `generate`, `check`, `diff` (the compat gate) and `audit` must
+pass, and so must the tests that read the spec (SPEC_READERS, run in the copy against its own generated package).
+
+Nothing of the spec is named here that the steps do not create themselves: the method to change and the class it
+gets are chosen from the spec's data, so this test keeps working as the spec grows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.journey.conftest import TIMINGS
+from tests.support import ROOT
+
+# The test modules whose outcome depends on what the spec says (counts, classes, names, the upstream listing, the
+# release tags and accepted breaks). Every other module works on fixture specs of its own, or on behaviour that no
+# spec edit of these steps touches. SPEC_READERS run after every step; FINAL_READERS, the slower ones (hundreds of
+# vectors, hypothesis, a whole method workflow), once at the end, on the spec that holds every step's change.
+SPEC_READERS = (
+    "tests/pipeline/test_retry_module.py",
+    "tests/pipeline/test_spec_audit.py",
+    "tests/pipeline/test_lenient_models.py",
+    "tests/pipeline/test_stability.py",
+    "tests/pipeline/test_type_pages.py",
+    "tests/pipeline/test_maintainer_page.py",
+    "tests/upstream/test_rfd_audit.py",
+    "tests/upstream/test_lenience.py",
+    "tests/upstream/test_meta.py",
+    "tests/upstream/test_audit.py",
+    "tests/upstream/test_compat_baseline.py",
+    "tests/diff/test_cli.py",
+    "runtime/tests/test_client.py",
+)
+FINAL_READERS = (
+    "tests/upstream/test_method_workflow.py",
+    "tests/diff/test_properties.py",
+    "runtime/tests/test_client_vectors.py",
+    "runtime/tests/test_key_vectors.py",
+)
+# What a copy leaves out: the virtual environment, git's own files, build output and caches. The compat cache
+# (.cache/compat/, ACP's published schema) is kept, so that the copy fetches nothing the work tree has.
+SKIP = {".venv", ".git", "build", "dist", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+WORKFLOW = ROOT / "tests" / "fixtures" / "workflow"
+# The method the journey adds: the workflow fixture (session/pin, as the README's steps write it) renamed, so that
+# the fixture's own test (tests/upstream/test_method_workflow.py) can still add session/pin beside it.
+OURS = (("Pinning", "Starring"), ("pinned", "starred"), ("Pin", "Star"), ("pin", "star"))
+
+
+class Copy:
+    """The repository copy and the commands a maintainer runs in it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.spec = root / "spec"
+        # The copy's generated package and runtime come first, before the editable installs of the work tree.
+        path = [str(root), str(root / "generated" / "python"), str(root / "runtime")]
+        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONDONTWRITEBYTECODE": "1"}
+        self.env.pop("PYTEST_ADDOPTS", None)
+
+    def run(self, *args: str, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            args, cwd=self.root, env=self.env, capture_output=True, text=True, timeout=900, check=False
+        )
+        if expect is not None:
+            assert done.returncode == expect, f"{' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+        return done
+
+    def generator(self, *args: str, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
+        return self.run(sys.executable, "-m", "generator", *args, expect=expect)
+
+    def git(self, *args: str) -> None:
+        self.run("git", "-c", "user.name=Maintainer", "-c", "user.email=maintainer@example.invalid", *args)
+
+    def commit(self, message: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "--no-verify", "--allow-empty", "-m", message)
+
+    def edit(self, relative: str, change: Callable[[str], str]) -> None:
+        path = self.root / relative
+        before = path.read_text(encoding="utf-8")
+        after = change(before)
+        assert after != before, f"the edit changed nothing in {relative}"
+        path.write_text(after, encoding="utf-8")
+
+
+def _copy_repository(dest: Path) -> Copy:
+    shutil.copytree(ROOT, dest, symlinks=True, ignore=lambda _d, names: [n for n in names if n in SKIP])
+    shared = ROOT.parent / "shared"  # the RFD the tests read at test time sits beside the repository
+    if shared.is_dir():
+        (dest.parent / "shared").symlink_to(shared, target_is_directory=True)
+    copy = Copy(dest)
+    copy.git("init", "-q")
+    copy.commit("the repository as it was")
+    return copy
+
+
+def _spec_tests(copy: Copy, modules: tuple[str, ...]) -> str:
+    """Run these test modules in the copy, one process, no xdist; the summary line."""
+    done = copy.run(
+        sys.executable,
+        *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-x"),
+        *modules,
+        expect=None,
+    )
+    tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert done.returncode == 0, f"the spec's tests failed in the copy:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+    return tail.strip("= ")
+
+
+def _gates(copy: Copy, step: str, started: float, modules: tuple[str, ...] = SPEC_READERS) -> None:
+    """What `make test` runs before pytest, then the spec's tests; the step's timings are kept for the summary."""
+    copy.generator("generate")
+    copy.generator("check")
+    copy.generator("diff")
+    copy.generator("audit")
+    commands = time.perf_counter() - started
+    tests_started = time.perf_counter()
+    outcome = _spec_tests(copy, modules) if modules else "no tests: the work tree's own run has them"
+    TIMINGS.append((step, commands, time.perf_counter() - tests_started, outcome))
+    copy.commit(step)
+
+
+def _methods(copy: Copy) -> dict[str, dict]:
+    return {
+        p.name: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted((copy.spec / "methods").glob("*.yaml"))
+    }
+
+
+def _classes(copy: Copy) -> list[str]:
+    data = yaml.safe_load((copy.spec / "retry-classes.yaml").read_text(encoding="utf-8"))
+    return [c["name"] for c in data["classes"]]
+
+
+def _rfd_fixed(copy: Copy) -> set[str]:
+    """The classes whose methods the RFD fixes: those of a keyed method and of the duplicating ones.
+
+    Read from the spec, as the decisions say: a class that resends with a key, and one that resends on opt-in.
+    """
+    data = yaml.safe_load((copy.spec / "retry-classes.yaml").read_text(encoding="utf-8"))
+    return {c["name"] for c in data["classes"] if set(c["decisions"].values()) & {"with-key", "opt-in"}}
+
+
+def _ours(text: str) -> str:
+    for old, new in OURS:
+        text = text.replace(old, new)
+    return text
+
+
+def _add_our_method(copy: Copy) -> str:
+    """README steps 1 to 4: method file, types, worked example, then the upstream listing the audit prints."""
+    for source, target in (
+        ("session-pin.yaml", "methods/session-star.yaml"),
+        ("pins.yaml", "types/stars.yaml"),
+        ("session-pin.example.yaml", "examples/session-star.yaml"),
+    ):
+        (copy.spec / target).write_text(_ours((WORKFLOW / source).read_text(encoding="utf-8")), encoding="utf-8")
+    copy.generator("generate")
+    audit = copy.generator("audit", expect=1)
+    # The audit ends with the entries to paste; the maintainer pastes them and writes each reason.
+    block = audit.stdout.split("write each reason:\n", 1)[1]
+    assert "session/star" in block, audit.stdout
+    pasted = block.replace('reason: ""  # why we differ', "reason: session/star is ours; ACP has no such method.")
+    copy.edit("spec/upstream-differences.yaml", lambda text: text.rstrip("\n") + "\n" + pasted)
+    return "session/star"
+
+
+def _change_a_class(copy: Copy, *, stable: bool) -> tuple[str, str, str]:
+    """Give one method the RFD does not fix another class the RFD does not fix, less forgiving than its own."""
+    classes, fixed = _classes(copy), _rfd_fixed(copy)
+    free = [c for c in classes if c not in fixed]
+    for name, method in _methods(copy).items():
+        old = method["retry"]["class"]
+        wanted = "stable" if stable else "unstable"
+        if old in fixed or method["stability"] != wanted or "variants" in method["retry"]:
+            continue
+        later = [c for c in free if classes.index(c) > classes.index(old)]
+        if later:
+            new = later[0]
+            copy.edit(f"spec/methods/{name}", lambda text, o=old, n=new: text.replace(f"class: {o}", f"class: {n}", 1))
+            return method["method"], old, new
+    pytest.skip("no method has a class the RFD does not fix with a less forgiving one after it")
+
+
+def _rename_our_type(copy: Copy) -> None:
+    """Rename the new method's result type everywhere the spec names it, the upstream listing included."""
+    old, new = _ours("PinSessionResponse"), "SessionStarResponse"
+    for path in copy.spec.rglob("*.yaml"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(rf"\b{old}\b", text):
+            path.write_text(re.sub(rf"\b{old}\b", new, text), encoding="utf-8")
+
+
+def _accept_a_break(copy: Copy, version: str) -> None:
+    """A stable method's class made less forgiving: the gate fails, prints the entry, and the entry is added."""
+    method, old, new = _change_a_class(copy, stable=True)
+    copy.generator("generate")
+    gate = copy.generator("diff", expect=1)
+    assert "retry-class-less-forgiving" in gate.stdout and method in gate.stdout, gate.stdout + gate.stderr
+    entry = (
+        f"  - rule: retry-class-less-forgiving\n    subject: {method}\n    version: {version}\n"
+        f"    reason: A repeated {method} turned out not to be harmless ({old} became {new}).\n"
+    )
+    copy.edit("spec/accepted-breaks.yaml", lambda text: text.replace("accepted: []", "accepted:") + entry)
+
+
+@pytest.mark.slow
+def test_a_maintainers_ordinary_changes_keep_every_check_green(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    started = time.perf_counter()
+    copy = _copy_repository(tmp_path / "repository")
+    _gates(copy, "the repository as it is", started, modules=())
+
+    started = time.perf_counter()
+    method = _add_our_method(copy)
+    _gates(copy, f"a method of ours ({method}) with its upstream listing", started)
+
+    started = time.perf_counter()
+    changed, old, new = _change_a_class(copy, stable=False)
+    _gates(copy, f"a class the RFD does not fix changed ({changed}: {old} -> {new})", started)
+
+    started = time.perf_counter()
+    _rename_our_type(copy)
+    _gates(copy, "a type renamed (its upstream listing too)", started)
+
+    started = time.perf_counter()
+    copy.git("tag", "v0.1.0")
+    _gates(copy, "the first release tagged (v0.1.0)", started)
+
+    started = time.perf_counter()
+    _accept_a_break(copy, "0.2.0")
+    _gates(copy, "a break accepted for 0.2.0 in spec/accepted-breaks.yaml", started)
+
+    started = time.perf_counter()
+    copy.git("tag", "v0.2.0")
+    copy.edit(
+        f"spec/methods/{method.replace('/', '-')}.yaml",
+        lambda text: text.replace("summary: Keeps a session", "summary: Keeps one session"),
+    )
+    _gates(copy, "v0.2.0 tagged, then a change after the tag", started, modules=SPEC_READERS + FINAL_READERS)
