@@ -12,6 +12,7 @@ gets are chosen from the spec's data, so this test keeps working as the spec gro
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -113,7 +114,7 @@ def _spec_tests(copy: Copy, modules: tuple[str, ...]) -> str:
     """Run these test modules in the copy, one process, no xdist; the summary line."""
     done = copy.run(
         sys.executable,
-        *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-x"),
+        *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
         *modules,
         expect=None,
     )
@@ -171,10 +172,11 @@ def _add_our_method(copy: Copy) -> str:
         (copy.spec / target).write_text(_ours((WORKFLOW / source).read_text(encoding="utf-8")), encoding="utf-8")
     copy.generator("generate")
     audit = copy.generator("audit", expect=1)
-    # The audit ends with the entries to paste; the maintainer pastes them and writes each reason.
-    block = audit.stdout.split("write each reason:\n", 1)[1]
-    assert "session/star" in block, audit.stdout
-    pasted = block.replace('reason: ""  # why we differ', "reason: session/star is ours; ACP has no such method.")
+    # The maintainer copies each NOT LISTED line as printed (README step 4) and writes a reason for it.
+    unlisted = [line.removeprefix("NOT LISTED").strip() for line in audit.stdout.splitlines() if line[:3] == "NOT"]
+    assert any("session/star" in line for line in unlisted), audit.stdout
+    reason = "session/star is ours; ACP has no such method."
+    pasted = "".join(f"  - difference: {json.dumps(line)}\n    reason: {reason}\n" for line in unlisted)
     copy.edit("spec/upstream-differences.yaml", lambda text: text.rstrip("\n") + "\n" + pasted)
     return "session/star"
 
