@@ -17,16 +17,19 @@ from tests.support import ROOT
 # The audit's lines (generator/audit/schema_compare.py, surface_compare.py), with or without the file suffix.
 _METHOD = re.compile(r"method (\S+) \((request|notification)\): here, but not in the published schema\b")
 _TYPE = re.compile(r"type (\w+): defined here only\b")
+_THEIRS = re.compile(r"type (\w+): defined there only\b")
 _PROPERTY = re.compile(r"type (\w+): property (\S+) only here\b")
 
 
 @dataclass(frozen=True)
 class Deliberate:
-    """The methods, types and properties that exist here only, as the listing names them."""
+    """The methods, types and properties that exist here only, and the types upstream has that we do not (one we
+    renamed, say), as the listing names them."""
 
     methods: frozenset[tuple[str, str]]
     types: frozenset[str]
     properties: frozenset[tuple[str, str]]
+    theirs_only: frozenset[str] = frozenset()
 
     @property
     def method_names(self) -> frozenset[str]:
@@ -38,7 +41,7 @@ def deliberate(root: Path = ROOT) -> Deliberate:
     path = root / "spec" / "upstream-differences.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
     lines = [item["difference"] for item in (data or {}).get("differences") or []]
-    methods, types, properties = set(), set(), set()
+    methods, types, properties, theirs = set(), set(), set(), set()
     for line in lines:
         if found := _METHOD.match(line):
             methods.add((found.group(1), found.group(2)))
@@ -46,4 +49,6 @@ def deliberate(root: Path = ROOT) -> Deliberate:
             types.add(found.group(1))
         elif found := _PROPERTY.match(line):
             properties.add((found.group(1), found.group(2)))
-    return Deliberate(frozenset(methods), frozenset(types), frozenset(properties))
+        elif found := _THEIRS.match(line):
+            theirs.add(found.group(1))
+    return Deliberate(frozenset(methods), frozenset(types), frozenset(properties), frozenset(theirs))
