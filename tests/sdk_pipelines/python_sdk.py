@@ -65,6 +65,7 @@ OUTPUT = "src/acp/schema.py"
 
 HERE = Path(__file__).resolve().parent
 TOOLS = HERE / "python-sdk-tools.txt"
+OLDER_TOOLS = HERE / "python-sdk-tools-0.35.txt"  # the same with datamodel-code-generator 0.35.0
 CACHE = ROOT / ".cache" / "sdk-pipelines"
 
 
@@ -96,10 +97,11 @@ def fetch_sdist(cache: Path = CACHE) -> Path:
     return target
 
 
-def tool_python(cache: Path = CACHE) -> Path:
-    """The interpreter of the toolchain's own virtual environment, built once per version of the pin list."""
-    pins = TOOLS.read_bytes()
-    venv = cache / f"python-sdk-tools-{hashlib.sha256(pins).hexdigest()[:12]}"
+def tool_python(cache: Path = CACHE, tools: Path = TOOLS) -> Path:
+    """The interpreter of a toolchain's own virtual environment (`tools`: its pin list), built once per version of
+    the pin list."""
+    pins = tools.read_bytes()
+    venv = cache / f"{tools.stem}-{hashlib.sha256(pins).hexdigest()[:12]}"
     python = venv / "bin" / "python"
     stamp = venv / ".installed"
     if stamp.is_file():
@@ -107,14 +109,14 @@ def tool_python(cache: Path = CACHE) -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     steps = (
         [sys.executable, "-m", "venv", str(venv)],
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(TOOLS)],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(tools)],
         [str(python), "-m", "pip", "check", "--disable-pip-version-check"],  # the pin list must be complete
     )
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SetupError(f"{' '.join(step[:4])} failed: {(done.stdout + done.stderr).strip()[-800:]}")
-    stamp.write_text("installed from python-sdk-tools.txt\n", encoding="utf-8")
+    stamp.write_text(f"installed from {tools.name}\n", encoding="utf-8")
     return python
 
 
