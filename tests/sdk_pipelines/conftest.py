@@ -130,6 +130,15 @@ def python_sdk_tools() -> PythonSdk:
 
 
 @pytest.fixture(scope="session")
+def older_python_sdk_tools() -> Path:
+    """The older toolchain's interpreter (python-sdk-tools-0.35.txt: datamodel-code-generator 0.35.0)."""
+    try:
+        return python_sdk.tool_python(tools=python_sdk.OLDER_TOOLS)
+    except python_sdk.SetupError as exc:
+        unavailable(str(exc))
+
+
+@pytest.fixture(scope="session")
 def python_run(
     sources: dict[str, Source], python_sdk_tools: PythonSdk, tmp_path_factory: pytest.TempPathFactory
 ) -> Any:

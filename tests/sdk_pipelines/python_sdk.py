@@ -262,3 +262,48 @@ def lenient_fields(module: Path) -> set[tuple[str, str, str]]:
                         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                             out.add((node.name, arg.value, str(kind)))
     return out
+
+
+# How the corpus test runs the older toolchain's datamodel-code-generator (0.35): straight on the schema, with the
+# options of gen_schema.py's command that 0.35 has (it lacks --no-use-specialized-enum, --no-use-standard-collections,
+# --no-use-union-operator and --type-overrides, so the 0.12.1 gen_all.py cannot drive it). What it shows is how that
+# release reads the schema's unions, which is what decides the class a message gets.
+OLDER_CODEGEN_OPTIONS = (
+    "--input-file-type",
+    "jsonschema",
+    "--target-python-version",
+    "3.12",
+    "--collapse-root-models",
+    "--output-model-type",
+    "pydantic_v2.BaseModel",
+    "--use-annotated",
+    "--use-field-description",
+    "--snake-case-field",
+)
+CLASSIFY = HERE / "classify.py"
+
+
+def run_codegen(python: Path, schema_file: Path, output: Path) -> subprocess.CompletedProcess[str]:
+    """datamodel-code-generator of `python`'s toolchain on `schema_file`, with OLDER_CODEGEN_OPTIONS, to `output`."""
+    args = [str(python), "-m", "datamodel_code_generator", "--input", str(schema_file), "--output", str(output)]
+    return subprocess.run(
+        [*args, *OLDER_CODEGEN_OPTIONS], capture_output=True, text=True, check=False, timeout=600, cwd=output.parent
+    )
+
+
+def classify(python: Path, module: str, path: Path, envelopes: list[str], messages: list[Any]) -> list[list[Any]]:
+    """classify.py in `python`'s toolchain: the classes `module` (imported from `path`) picks for each message in
+    each envelope, all in one process."""
+    done = subprocess.run(
+        [str(python), str(CLASSIFY), module, str(path)],
+        input=json.dumps({"envelopes": envelopes, "messages": messages}),
+        env={**sdk_environment(path.parent), "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"classify.py failed on {module}: {error_line(done.stderr) or done.returncode}")
+    answer: list[list[Any]] = json.loads(done.stdout)
+    return answer
