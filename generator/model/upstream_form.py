@@ -14,7 +14,11 @@ differently, and the SDKs' pipelines read that shape (the TypeScript SDK emits o
   and the type it extends is the branch's `allOf`. When every variant of a union is inline, the fields all of them
   share (the same schema in each) are written once, on the union;
 - a reference with a description beside it is wrapped (`{description, allOf: [{$ref}]}`), and a union branch that
-  is a bare reference gets a title and the wrapper, as ACP writes both.
+  is a bare reference gets a title and the wrapper, as ACP writes both;
+- the catch-all branch of a union that declares fields of its own (`SessionConfigOption`'s `configId` and `name`)
+  leaves them to the union: a code generator that reads the branch alone would make a model of those fields only;
+- a response envelope's error branch writes its `id` inline (the request id's own titled branches, then null);
+- the envelopes' `x-envelope` declarations lose their `order`: the members already stand in it.
 
 The rewrite is a pure function of the internal-form bundle: every message that validates against one validates
 against the other (tests/pipeline/test_upstream_form.py checks it on the spec's examples and the upstream corpus),
