@@ -266,8 +266,9 @@ def lenient_fields(module: Path) -> set[tuple[str, str, str]]:
 
 # How the corpus test runs the older toolchain's datamodel-code-generator (0.35): straight on the schema, with the
 # options of gen_schema.py's command that 0.35 has (it lacks --no-use-specialized-enum, --no-use-standard-collections,
-# --no-use-union-operator and --type-overrides, so the 0.12.1 gen_all.py cannot drive it). What it shows is how that
-# release reads the schema's unions, which is what decides the class a message gets.
+# --no-use-union-operator and --type-overrides, so the 0.12.1 gen_all.py cannot drive it), its formatters left out
+# (they change no class). What it shows is how that release reads the schema's unions, which is what decides the
+# class a message gets.
 OLDER_CODEGEN_OPTIONS = (
     "--input-file-type",
     "jsonschema",
