@@ -10,9 +10,10 @@ Two schema sources, each a directory holding `schema.json` and `schema.unstable.
   output without checking it out).
 
 The corpus test (test_corpus_validators.py) also runs an older Python toolchain (python-sdk-tools-0.35.txt) and
-tools/ts-pipeline/zod_corpus.mjs. Each pipeline runs at most once per source and session. What they need from outside (network for the pinned
-sdist and schema, node and tools/ts-pipeline/ from .ci/setup.d/13-ts-pipeline.sh) is cached or installed once;
-when it is missing the tests skip on a developer's machine and fail in CI (CI=true), like tests/sdk/.
+tools/ts-pipeline/zod_corpus.mjs. Each pipeline runs at most once per source and session. What they need from
+outside (network for the pinned sdist and schema, node and tools/ts-pipeline/ from .ci/setup.d/13-ts-pipeline.sh)
+is cached or installed once; when it is missing the tests skip on a developer's machine and fail in CI (CI=true),
+like tests/sdk/.
 """
 
 from __future__ import annotations
