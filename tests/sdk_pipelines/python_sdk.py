@@ -2,7 +2,9 @@
 
 Nothing of the SDK is kept in this repository. Its sdist is fetched with pip at test time, checked against the
 sha256 PyPI publishes for it, and cached in `.cache/sdk-pipelines/`; its generator toolchain (pinned in
-`python-sdk-tools.txt`) gets a virtual environment of its own there.
+`python-sdk-tools.txt`) gets a virtual environment of its own there, and so does an older one with
+datamodel-code-generator 0.35 (`python-sdk-tools-0.35.txt`) for the corpus test. CI builds both in
+`.ci/setup.d/14-python-sdk-tools.sh`; elsewhere the first test that needs one builds it.
 
 How gen_all.py finds its inputs, and how we drive it without editing it: it takes the directory above its
 `scripts/` as the project root, reads `schema/schema.json` and `schema/meta.json` there (with no `--version` and
