@@ -405,9 +405,9 @@ def _compare_envelopes(
 ) -> None:
     """The message envelopes (ClientRequest, AgentResponse, ...): which methods each carries, then the rest.
 
-    Their payload unions list one branch per method in whatever order each side keeps, so they are compared as
-    sets of methods (each branch named by the method whose params or result it is), never by position. The rest
-    of the envelope (id, method, the error branch) is compared like any other schema.
+    Their payload unions list one branch per method, each named by the method whose params or result it is: which
+    methods each carries, and whether the methods both carry come in the same order. The rest of the envelope (id,
+    method, the error branch) is compared like any other schema.
     """
     our_roles = _roles((e.name, e.kind, e.params, e.result) for e in ours.values())
     their_roles = _roles((e.name, e.kind, e.params, e.result) for e in entries.values())
@@ -426,6 +426,13 @@ def _compare_envelopes(
             comparer.add(where, f"carries {item} here only")
         for item in sorted(carried_b - carried_a):
             comparer.add(where, f"carries {item} there only")
+        # The order counts too: consumers with first-match unions (the TypeScript SDK's zod) pick the first member
+        # that accepts a message, so the methods both carry must come in the same order.
+        order_a = [r for r in dict.fromkeys(our_roles.get(ref, f"type {ref}") for ref in pa) if r in carried_b]
+        order_b = [r for r in dict.fromkeys(their_roles.get(ref, f"type {ref}") for ref in pb) if r in carried_a]
+        if order_a != order_b:
+            at = next(i for i, (x, y) in enumerate(zip(order_a, order_b, strict=True)) if x != y)
+            comparer.add(where, f"member {at + 1} is {order_a[at]} here, {order_b[at]} there (another order)")
         comparer.node(a, b, where)
 
 

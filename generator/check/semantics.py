@@ -17,6 +17,16 @@ from ..read.loader import DataPath, Document
 from . import examples, schema_check, stability
 from .context import CheckState
 
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    """What an envelope's order is checked against: a method file's name, kind and direction."""
+
+    name: str
+    kind: str
+    direction: str
+
+
 if TYPE_CHECKING:
     pass
 
@@ -254,6 +264,8 @@ class Checker(CheckState):
                 )
                 self.error(doc, ("types", name, envelopes.ENVELOPE), "invalid-envelope", message)
             if declared is not None:
+                for at, message in envelopes.order_problems(schema, self._envelope_methods()):
+                    self.error(doc, ("types", name, envelopes.ENVELOPE, *at), "invalid-envelope-order", message)
                 for needed in envelopes.needs(*declared):
                     if needed not in self.types:
                         message = f"the {declared[0]} envelope {name!r} needs the type {needed!r}, which is not defined"
@@ -279,6 +291,13 @@ class Checker(CheckState):
                 if name not in self.bad_types and any(t in self.bad_types or t not in self.types for t in targets):
                     self.bad_types.add(name)
                     changed = True
+
+    def _envelope_methods(self) -> list[_Entry]:
+        """(name, kind, direction) of every method file, for checking the envelopes' declared order."""
+        return [
+            _Entry(str(d.data.get("method")), str(d.data.get("kind")), str(d.data.get("direction")))
+            for d in self.method_docs
+        ]
 
     def _check_ref_cycles(self) -> None:
         """Types that are nothing but a $ref, following each other round in a circle, describe no value."""
@@ -506,11 +525,12 @@ class Checker(CheckState):
         table = data.get("errorCodes")
         all_schemas = {name: schema for name, (_, schema) in self.types.items()}
         methods = tuple(_with_example(_method(d, has_twin=d.data["method"] in twins), self.examples) for d in entries)
+        in_envelopes = envelopes.ranked(methods, all_schemas.values())  # members in ACP's declared order
 
         def derived(schema: dict[str, Any]) -> str:
             # Every tagged union is open (ACP v2), and envelopes list their methods' types: both derived here.
             opened = refinements.opened(unions.opened(schema, all_schemas, REF_PREFIX))
-            full = envelopes.expand(opened, methods, REF_PREFIX)
+            full = envelopes.expand(opened, in_envelopes, REF_PREFIX)
             return model.canonical_json(full)
 
         return model.Spec(

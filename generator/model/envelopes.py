@@ -1,15 +1,21 @@
 """JSON-RPC envelopes: the message types (`ClientRequest`, `AgentNotification`, ...) that wrap every method's params.
 
 The spec declares an envelope with one line, `x-envelope: {message: request, from: client}`, and this module
-writes its schema from the method files: the params (or results) of every method that side sends, in method order,
-plus, for the Client's and the Agent's, the extension type for `_`-prefixed methods. The list is never written by
-hand, so adding a method adds it to its envelopes.
+writes its schema from the method files: the params (or results) of every method that side sends, plus, for the
+Client's and the Agent's, the extension type for `_`-prefixed methods. The list is never written by hand, so adding
+a method adds it to its envelopes.
+
+The members come in the order ACP declares its methods (`initialize` first), because consumers read that order:
+the TypeScript SDK's validators are first-match unions, so a member listed before the right one can take a message
+and drop its fields. A request or notification envelope names that order in its declaration
+(`order: [initialize, ...]`, checked to list each method it carries once); a response envelope answers requests in
+the order of the request envelope it answers. The audit compares the result with the published schema.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 ENVELOPE = "x-envelope"
 # Which method directions each sender's messages travel in (the method files' `direction`). Methods either side
@@ -23,16 +29,25 @@ SENDS = {
 EXTENDED = ("client", "agent")
 # The extension type of each message kind (for `_`-prefixed methods, whose shapes are private to the peers).
 EXTENSION = {"request": "ExtRequest", "notification": "ExtNotification", "response": "ExtResponse"}
+# The title of the extension type's branch in each envelope, as ACP names that member.
+EXTENSION_TITLE = {"request": "ExtMethodRequest", "notification": "ExtNotification", "response": "ExtMethodResponse"}
+ORDER = "order"  # in a request or notification envelope's declaration: its methods, in ACP's order
 REQUEST_ID = "RequestId"
 ERROR = "Error"
 
 
-class _Method(Protocol):
+class _Routed(Protocol):
     name: str
     kind: str
     direction: str
+
+
+class _Method(_Routed, Protocol):
     params: str | None
     result: str | None
+
+
+_M = TypeVar("_M", bound=_Routed)
 
 
 def needs(message: str, sender: str) -> tuple[str, ...]:
@@ -50,6 +65,57 @@ def envelope_of(schema: Any) -> tuple[str, str] | None:
     if not isinstance(message, str) or not isinstance(sender, str) or message not in EXTENSION or sender not in SENDS:
         return None  # semantics reports a malformed declaration (invalid-envelope)
     return message, sender
+
+
+def declared_order(schema: Any) -> list[str] | None:
+    """The method names a request or notification envelope lists under `order`, or None when it lists none."""
+    declared = envelope_of(schema)
+    listed = schema[ENVELOPE].get(ORDER) if declared is not None else None
+    if not isinstance(listed, list):
+        return None
+    return [name for name in listed if isinstance(name, str)]
+
+
+def ranked(methods: Iterable[_M], schemas: Iterable[Any]) -> tuple[_M, ...]:
+    """`methods` in the order the envelopes among `schemas` declare: each (name, kind) at its place in the order of
+    the envelope it travels in; methods no order lists follow, in the order given."""
+    rank: dict[tuple[str, str], int] = {}
+    for schema in schemas:
+        listed = declared_order(schema)
+        if listed is None:
+            continue
+        kind = "notification" if envelope_of(schema)[0] == "notification" else "request"  # type: ignore[index]
+        for index, name in enumerate(listed):
+            rank.setdefault((name, kind), index)
+    last = len(rank)
+    return tuple(sorted(methods, key=lambda m: rank.get((m.name, m.kind), last)))
+
+
+def order_problems(schema: Any, methods: Iterable[_Routed]) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path inside the declaration, message) for each way an envelope's `order` is wrong: on a response envelope,
+    not a list of method names, a name listed twice or not carried, a carried method left out."""
+    declared = envelope_of(schema)
+    if declared is None or ORDER not in schema[ENVELOPE]:
+        return []
+    listed = schema[ENVELOPE][ORDER]
+    if declared[0] == "response":
+        return [((ORDER,), "a response envelope answers in the order of the requests it answers; it lists none")]
+    if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
+        return [((ORDER,), f"{ORDER} must be a list of method names")]
+    kind = "notification" if declared[0] == "notification" else "request"
+    carried_names = [m.name for m in methods if m.kind == kind and m.direction in SENDS[declared[1]]]
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    seen: set[str] = set()
+    for index, name in enumerate(listed):
+        if name in seen:
+            out.append(((ORDER, index), f"{name!r} is listed twice"))
+        elif name not in carried_names:
+            out.append(((ORDER, index), f"{name!r} is no {kind} this envelope carries"))
+        seen.add(name)
+    for name in carried_names:
+        if name not in seen:
+            out.append(((ORDER,), f"the {kind} {name!r} travels in this envelope but its order leaves it out"))
+    return out
 
 
 def carried(declared: tuple[str, str], methods: Iterable[_Method]) -> list[str]:
@@ -85,7 +151,9 @@ def expand(schema: dict[str, Any], methods: Iterable[_Method], ref_prefix: str) 
         return schema
     message = declared[0]
     kind = "notification" if message == "notification" else "request"
-    payload = [{"$ref": ref_prefix + n} for n in carried(declared, methods)]
+    payload: list[dict[str, Any]] = [{"$ref": ref_prefix + n} for n in carried(declared, methods)]
+    if declared[1] in EXTENDED:  # the last member: ACP titles it by its own name for the extension methods
+        payload[-1] = {"title": EXTENSION_TITLE[message], **payload[-1]}
     ident = {"$ref": ref_prefix + REQUEST_ID}
     keep = {k: v for k, v in schema.items() if k not in ("type", "properties", "required", "anyOf")}
     if message == "response":

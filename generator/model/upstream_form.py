@@ -14,7 +14,11 @@ differently, and the SDKs' pipelines read that shape (the TypeScript SDK emits o
   and the type it extends is the branch's `allOf`. When every variant of a union is inline, the fields all of them
   share (the same schema in each) are written once, on the union;
 - a reference with a description beside it is wrapped (`{description, allOf: [{$ref}]}`), and a union branch that
-  is a bare reference gets a title and the wrapper, as ACP writes both.
+  is a bare reference gets a title and the wrapper, as ACP writes both;
+- the catch-all branch of a union that declares fields of its own (`SessionConfigOption`'s `configId` and `name`)
+  leaves them to the union: a code generator that reads the branch alone would make a model of those fields only;
+- a response envelope's error branch writes its `id` inline (the request id's own titled branches, then null);
+- the envelopes' `x-envelope` declarations lose their `order`: the members already stand in it.
 
 The rewrite is a pure function of the internal-form bundle: every message that validates against one validates
 against the other (tests/pipeline/test_upstream_form.py checks it on the spec's examples and the upstream corpus),
@@ -99,12 +103,42 @@ def published(document: dict[str, Any]) -> dict[str, Any]:
             defs[type_name] = _without_property(defs[type_name], tag)
     for type_name in dropped:
         defs.pop(type_name, None)
-    ordered = {name: _side_marked(_wrapped(defs[name])) for name in _ordered(defs)}
+    for name in defs:
+        defs[name] = _error_id_inline(defs[name], defs)
+    ordered = {name: _side_marked(_wrapped(_unordered(defs[name]))) for name in _ordered(defs)}
     head = {k: v for k, v in out.items() if k != "$defs"}
     messages = _messages(ordered)
     if messages:  # ACP's title and root: any message of the protocol (code generators name the root's models by it)
         head = {**head, "title": ACP_TITLE, "anyOf": messages}
     return {**head, "$defs": ordered}
+
+
+def _error_id_inline(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A response envelope whose error branch writes its `id` inline, as ACP does: the request id's own branches,
+    then null (the id of a request that could not be read), rather than a reference beside null."""
+    declared = envelopes.envelope_of(schema)
+    request_id = defs.get(envelopes.REQUEST_ID)
+    if declared is None or declared[0] != "response" or not isinstance(request_id, dict):
+        return schema
+    if not isinstance(request_id.get("anyOf"), list):
+        return schema
+    ref = {"$ref": REF_PREFIX + envelopes.REQUEST_ID}
+    branches = []
+    for branch in schema.get("anyOf") or []:
+        ident = (branch.get("properties") or {}).get("id") if isinstance(branch, dict) else None
+        if isinstance(ident, dict) and ident.get("anyOf") == [ref, {"type": "null"}]:
+            inline = {**ident, "anyOf": [*copy.deepcopy(request_id["anyOf"]), {"type": "null"}]}
+            branch = {**branch, "properties": {**branch["properties"], "id": inline}}
+        branches.append(branch)
+    return {**schema, "anyOf": branches}
+
+
+def _unordered(schema: dict[str, Any]) -> dict[str, Any]:
+    """An envelope without the method order its declaration names: its members are in that order already."""
+    declared = schema.get(envelopes.ENVELOPE)
+    if isinstance(declared, dict) and envelopes.ORDER in declared:
+        return {**schema, envelopes.ENVELOPE: {k: v for k, v in declared.items() if k != envelopes.ORDER}}
+    return schema
 
 
 # The handling side of a message either side may send, as ACP's `x-side` mark spells it (the spec says "either").
@@ -221,7 +255,7 @@ def _union(schema: dict[str, Any], union: unions.TaggedUnion, inline: set[str], 
             branches.append(_inline_branch(variant, union.tag, value, shared))
         else:
             branches.append(_tagged_branch(variant.get("description"), union.tag, value, [REF_PREFIX + type_name]))
-    branches += [b for b in schema["oneOf"] if unions.is_catch_all(b)]
+    branches += [_open_branch(b, shared, shared_required) for b in schema["oneOf"] if unions.is_catch_all(b)]
     out: dict[str, Any] = {}
     for key, item in schema.items():
         if key == "oneOf":
@@ -233,6 +267,17 @@ def _union(schema: dict[str, Any], union: unions.TaggedUnion, inline: set[str], 
             out["anyOf"] = branches
         elif key != "discriminator":
             out[key] = item
+    return out
+
+
+def _open_branch(branch: dict[str, Any], shared: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """The catch-all branch without the fields the union itself declares (and requires), as ACP writes it: a code
+    generator that reads the branch alone would otherwise make a model of those fields only, apart from the base."""
+    if not shared:
+        return branch
+    out = dict(branch)
+    out["properties"] = {n: p for n, p in branch.get("properties", {}).items() if n not in shared}
+    out["required"] = [n for n in branch.get("required", []) if n not in required]
     return out
 
 

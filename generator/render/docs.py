@@ -35,6 +35,7 @@ class FieldRow:
     required: bool
     description: str
     unstable: bool = False  # only in schema.unstable.json (x-stability in the spec)
+    source: str = ""  # for a field the type takes from another through `allOf`: a link to that type
 
 
 @dataclass(frozen=True)
@@ -143,14 +144,14 @@ def _types_of(spec: Spec, method: Method, links: dict[str, str]) -> list[tuple[s
     out = []
     for title, name in (("Params", method.params), ("Result", method.result)):
         if name is not None:
-            out.append((title, _view(spec.type_def(name), links)))
+            out.append((title, _view(spec.type_def(name), links, spec)))
     return out
 
 
-def _view(t: TypeDef, links: dict[str, str]) -> TypeView:
+def _view(t: TypeDef, links: dict[str, str], spec: Spec) -> TypeView:
     schema = t.schema
     required = set(schema.get("required", []))
-    fields = tuple(
+    fields = [
         FieldRow(
             field,
             type_label(sub, links),
@@ -159,8 +160,42 @@ def _view(t: TypeDef, links: dict[str, str]) -> TypeView:
             field in t.unstable_properties,
         )
         for field, sub in schema.get("properties", {}).items()
-    )
-    return TypeView(t.name, schema.get("description", ""), fields, t.stability == UNSTABLE)
+    ]
+    named = {f.name for f in fields}
+    for row in _composed(schema, links, spec, frozenset({t.name})):
+        if row.name not in named:
+            named.add(row.name)
+            fields.append(row)
+    return TypeView(t.name, schema.get("description", ""), tuple(fields), t.stability == UNSTABLE)
+
+
+def _composed(schema: dict[str, Any], links: dict[str, str], spec: Spec, seen: frozenset[str]) -> list[FieldRow]:
+    """The fields a type takes from the types its `allOf` names (and they from theirs), each with a link to the type
+    that declares it: a chunk variant of session/update gets `messageId` and `content` from ContentChunk."""
+    names = {t.name for t in spec.types}
+    rows: list[FieldRow] = []
+    for part in schema.get("allOf") or []:
+        ref = part.get("$ref") if isinstance(part, dict) else None
+        name = ref.removeprefix(REF_PREFIX) if isinstance(ref, str) else None
+        if name is None or name not in names or name in seen:
+            continue
+        base = spec.type_def(name)
+        base_schema = base.schema
+        source = type_label({"$ref": ref}, links)
+        required = set(base_schema.get("required", []))
+        for field, sub in base_schema.get("properties", {}).items():
+            rows.append(
+                FieldRow(
+                    field,
+                    type_label(sub, links),
+                    field in required,
+                    sub.get("description", ""),
+                    field in base.unstable_properties,
+                    source,
+                )
+            )
+        rows += _composed(base_schema, links, spec, seen | {name})
+    return rows
 
 
 # -- type reference: one page per type family (a file under spec/types/) --------------------------------------
@@ -196,7 +231,7 @@ def _type_pages(spec: Spec, links: dict[str, str]) -> dict[str, str]:
     sections: dict[str, list[TypeSection]] = {}
     for t in sorted(spec.types, key=lambda t: (_family(t.source), t.name)):
         schema = t.schema
-        view = _view(t, links)
+        view = _view(t, links, spec)
         section = TypeSection(
             t.name,
             view.description,
@@ -275,6 +310,10 @@ def type_label(schema: dict[str, Any], links: dict[str, str] | None = None) -> s
         return f"[`{name}`]({links[name]})" if name in links else f"`{name}`"
     if "const" in schema:
         return f'`"{schema["const"]}"`'
+    composed = [part for part in schema.get("allOf") or [] if isinstance(part, dict)]
+    if composed and "type" not in schema and not any(k in schema for k in ("anyOf", "oneOf", "properties")):
+        # A reference written with a description or a default beside it (`allOf: [$ref]`) names its type.
+        return " & ".join(type_label(part, links) for part in composed)
     for keyword in ("anyOf", "oneOf"):
         if keyword in schema:
             return " \\| ".join(type_label(option, links) for option in schema[keyword])

@@ -24,6 +24,9 @@ def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
     `x-retry-class`, so a consumer can go from a type to its retry rules.
     """
     methods = spec.methods if unstable else spec.stable_methods()
+    # Envelope members in ACP's declared order (each envelope's `order`), not in the model's name order.
+    # (Only types whose text names an envelope are parsed for it.)
+    methods = envelopes.ranked(methods, (t.schema for t in spec.types if envelopes.ENVELOPE in t.schema_json))
     # Envelopes list the types of the methods in this bundle only (the model holds them for every method).
     # An envelope that carries nothing here (the proxy's, in the stable bundle) is left out, as ACP does.
     defs = {

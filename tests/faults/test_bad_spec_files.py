@@ -322,8 +322,28 @@ def test_envelope_declaration_with_a_bad_message(tmp_path: Path, value: str) -> 
     # found by the spec fuzz test: a list here was a TypeError in generator/model/envelopes.py
     root = real_project(tmp_path)
     declared = f"{{message: {value}, from: client}}"
-    _replace(root, "spec/types/envelopes.yaml", "{message: request, from: client}", declared)
+    _replace(root, "spec/types/envelopes.yaml", "{message: response, from: client}", declared)
     assert_rejected(root, "invalid-envelope")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # a carried method left out of the order
+        ("        - session/cancel\n", "", "the notification 'session/cancel' travels in this envelope"),
+        # a method listed twice
+        ("        - session/cancel\n", "        - session/cancel\n        - session/cancel\n", "listed twice"),
+        # a name that is no method of the envelope
+        ("        - session/cancel\n", "        - session/cancel\n        - session/prompt\n", "no notification"),
+        # an order on a response envelope (responses follow the requests they answer)
+        ("{message: response, from: client}", "{message: response, from: client, order: []}", "lists none"),
+    ],
+)
+def test_envelope_order_that_is_not_the_envelope_s_methods(tmp_path: Path, old: str, new: str, said: str) -> None:
+    root = real_project(tmp_path)
+    _replace(root, "spec/types/envelopes.yaml", old, new)
+    run = assert_rejected(root, "invalid-envelope-order")
+    assert said in run.err
 
 
 @pytest.mark.parametrize(

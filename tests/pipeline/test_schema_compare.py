@@ -132,9 +132,18 @@ def _envelope_specs(ours_refs: list[str], theirs_refs: list[str]) -> tuple[dict[
     return ours, theirs
 
 
-def test_envelopes_are_compared_as_sets_of_methods_not_by_position() -> None:
-    ours, theirs = _envelope_specs(["DoRequest", "UndoRequest", "Ext"], ["UndoRequest", "Ext", "DoRequest"])
+def test_envelope_members_in_the_same_order_are_no_difference() -> None:
+    ours, theirs = _envelope_specs(["DoRequest", "UndoRequest", "Ext"], ["DoRequest", "UndoRequest", "Ext"])
     assert _lines(ours, theirs, entries=TWO) == []
+
+
+def test_envelope_members_in_another_order_are_a_difference() -> None:
+    # First-match consumers (zod unions) pick the first member that accepts a message, so the order is the shape.
+    ours, theirs = _envelope_specs(["DoRequest", "UndoRequest", "Ext"], ["UndoRequest", "Ext", "DoRequest"])
+    assert _lines(ours, theirs, entries=TWO) == [
+        "type ClientRequest: member 1 is the params of thing/do (request) here, the params of thing/undo (request)"
+        " there (another order)"
+    ]
 
 
 def test_a_method_one_envelope_carries_on_one_side_only() -> None:

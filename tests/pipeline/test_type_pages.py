@@ -53,3 +53,44 @@ def test_every_shown_example_is_valid_for_its_type() -> None:
     declared = {m.params for m in SPEC.methods} | {m.result for m in SPEC.methods}
     assert declared - {None} <= set(examples)
     assert len(examples) >= 0.95 * len(SPEC.types)
+
+
+def _sections() -> dict[str, str]:
+    return {s["name"]: s["body"] for text in PAGES.values() for s in SECTION.finditer(text)}
+
+
+def _field_rows(body: str) -> dict[str, str]:
+    """Each field row of a section's table, by field name (the first code span of its first cell)."""
+    return {row.split("`")[1]: row for row in body.splitlines() if row.startswith("| `")}
+
+
+def test_fields_a_type_takes_through_all_of_are_listed_with_where_they_come_from() -> None:
+    sections = _sections()
+    checked = 0
+    for t in SPEC.types:
+        schema = t.schema
+        own = set(schema.get("properties", {}))
+        for part in schema.get("allOf") or []:
+            base = part.get("$ref", "").removeprefix("#/$defs/")
+            if not base or not isinstance(SPEC.type_def(base).schema.get("properties"), dict):
+                continue
+            rows = _field_rows(sections[t.name])
+            for field in set(SPEC.type_def(base).schema["properties"]) - own:
+                assert field in rows, (t.name, field)
+                assert f"(from [`{base}`](../types/" in rows[field] and f"#{base})" in rows[field], rows[field]
+                checked += 1
+    assert checked > 0
+
+
+def test_a_field_that_names_its_type_beside_a_description_links_to_it() -> None:
+    # `capabilities: {description, default, allOf: [$ref]}` shows the type it refers to, never `any`.
+    sections = _sections()
+    checked = 0
+    for t in SPEC.types:
+        for field, sub in t.schema.get("properties", {}).items():
+            parts = sub.get("allOf") or []
+            if len(parts) == 1 and "$ref" in parts[0] and not set(sub) & {"type", "anyOf", "oneOf", "properties"}:
+                target = parts[0]["$ref"].removeprefix("#/$defs/")
+                assert f"[`{target}`](" in _field_rows(sections[t.name])[field], (t.name, field)
+                checked += 1
+    assert checked > 0

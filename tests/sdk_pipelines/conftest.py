@@ -9,9 +9,11 @@ Two schema sources, each a directory holding `schema.json` and `schema.unstable.
 - `ours`: `generated/schema/`, or the directory named by `ACP_PIPELINE_SCHEMA_DIR` (to try another branch's
   output without checking it out).
 
-Each pipeline runs at most once per source and session. What they need from outside (network for the pinned
-sdist and schema, node and tools/ts-pipeline/ from .ci/setup.d/13-ts-pipeline.sh) is cached or installed once;
-when it is missing the tests skip on a developer's machine and fail in CI (CI=true), like tests/sdk/.
+The corpus test (test_corpus_validators.py) also runs an older Python toolchain (python-sdk-tools-0.35.txt) and
+tools/ts-pipeline/zod_corpus.mjs. Each pipeline runs at most once per source and session. What they need from
+outside (network for the pinned sdist and schema, node and tools/ts-pipeline/ from .ci/setup.d/13-ts-pipeline.sh)
+is cached or installed once; when it is missing the tests skip on a developer's machine and fail in CI (CI=true),
+like tests/sdk/.
 """
 
 from __future__ import annotations
@@ -125,6 +127,15 @@ def python_sdk_tools() -> PythonSdk:
     """The pinned sdist and the toolchain's interpreter (both cached in .cache/sdk-pipelines/)."""
     try:
         return PythonSdk(python_sdk.tool_python(), python_sdk.fetch_sdist())
+    except python_sdk.SetupError as exc:
+        unavailable(str(exc))
+
+
+@pytest.fixture(scope="session")
+def older_python_sdk_tools() -> Path:
+    """The older toolchain's interpreter (python-sdk-tools-0.35.txt: datamodel-code-generator 0.35.0)."""
+    try:
+        return python_sdk.tool_python(tools=python_sdk.OLDER_TOOLS)
     except python_sdk.SetupError as exc:
         unavailable(str(exc))
 

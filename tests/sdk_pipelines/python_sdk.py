@@ -2,7 +2,9 @@
 
 Nothing of the SDK is kept in this repository. Its sdist is fetched with pip at test time, checked against the
 sha256 PyPI publishes for it, and cached in `.cache/sdk-pipelines/`; its generator toolchain (pinned in
-`python-sdk-tools.txt`) gets a virtual environment of its own there.
+`python-sdk-tools.txt`) gets a virtual environment of its own there, and so does an older one with
+datamodel-code-generator 0.35 (`python-sdk-tools-0.35.txt`) for the corpus test. CI builds both in
+`.ci/setup.d/14-python-sdk-tools.sh`; elsewhere the first test that needs one builds it.
 
 How gen_all.py finds its inputs, and how we drive it without editing it: it takes the directory above its
 `scripts/` as the project root, reads `schema/schema.json` and `schema/meta.json` there (with no `--version` and
@@ -65,6 +67,7 @@ OUTPUT = "src/acp/schema.py"
 
 HERE = Path(__file__).resolve().parent
 TOOLS = HERE / "python-sdk-tools.txt"
+OLDER_TOOLS = HERE / "python-sdk-tools-0.35.txt"  # the same with datamodel-code-generator 0.35.0
 CACHE = ROOT / ".cache" / "sdk-pipelines"
 
 
@@ -96,10 +99,11 @@ def fetch_sdist(cache: Path = CACHE) -> Path:
     return target
 
 
-def tool_python(cache: Path = CACHE) -> Path:
-    """The interpreter of the toolchain's own virtual environment, built once per version of the pin list."""
-    pins = TOOLS.read_bytes()
-    venv = cache / f"python-sdk-tools-{hashlib.sha256(pins).hexdigest()[:12]}"
+def tool_python(cache: Path = CACHE, tools: Path = TOOLS) -> Path:
+    """The interpreter of a toolchain's own virtual environment (`tools`: its pin list), built once per version of
+    the pin list."""
+    pins = tools.read_bytes()
+    venv = cache / f"{tools.stem}-{hashlib.sha256(pins).hexdigest()[:12]}"
     python = venv / "bin" / "python"
     stamp = venv / ".installed"
     if stamp.is_file():
@@ -107,14 +111,14 @@ def tool_python(cache: Path = CACHE) -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     steps = (
         [sys.executable, "-m", "venv", str(venv)],
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(TOOLS)],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(tools)],
         [str(python), "-m", "pip", "check", "--disable-pip-version-check"],  # the pin list must be complete
     )
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SetupError(f"{' '.join(step[:4])} failed: {(done.stdout + done.stderr).strip()[-800:]}")
-    stamp.write_text("installed from python-sdk-tools.txt\n", encoding="utf-8")
+    stamp.write_text(f"installed from {tools.name}\n", encoding="utf-8")
     return python
 
 
@@ -260,3 +264,49 @@ def lenient_fields(module: Path) -> set[tuple[str, str, str]]:
                         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                             out.add((node.name, arg.value, str(kind)))
     return out
+
+
+# How the corpus test runs the older toolchain's datamodel-code-generator (0.35): straight on the schema, with the
+# options of gen_schema.py's command that 0.35 has (it lacks --no-use-specialized-enum, --no-use-standard-collections,
+# --no-use-union-operator and --type-overrides, so the 0.12.1 gen_all.py cannot drive it), its formatters left out
+# (they change no class). What it shows is how that release reads the schema's unions, which is what decides the
+# class a message gets.
+OLDER_CODEGEN_OPTIONS = (
+    "--input-file-type",
+    "jsonschema",
+    "--target-python-version",
+    "3.12",
+    "--collapse-root-models",
+    "--output-model-type",
+    "pydantic_v2.BaseModel",
+    "--use-annotated",
+    "--use-field-description",
+    "--snake-case-field",
+)
+CLASSIFY = HERE / "classify.py"
+
+
+def run_codegen(python: Path, schema_file: Path, output: Path) -> subprocess.CompletedProcess[str]:
+    """datamodel-code-generator of `python`'s toolchain on `schema_file`, with OLDER_CODEGEN_OPTIONS, to `output`."""
+    args = [str(python), "-m", "datamodel_code_generator", "--input", str(schema_file), "--output", str(output)]
+    return subprocess.run(
+        [*args, *OLDER_CODEGEN_OPTIONS], capture_output=True, text=True, check=False, timeout=600, cwd=output.parent
+    )
+
+
+def classify(python: Path, module: str, path: Path, envelopes: list[str], messages: list[Any]) -> list[list[Any]]:
+    """classify.py in `python`'s toolchain: the classes `module` (imported from `path`) picks for each message in
+    each envelope, all in one process."""
+    done = subprocess.run(
+        [str(python), str(CLASSIFY), module, str(path)],
+        input=json.dumps({"envelopes": envelopes, "messages": messages}),
+        env={**sdk_environment(path.parent), "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"classify.py failed on {module}: {error_line(done.stderr) or done.returncode}")
+    answer: list[list[Any]] = json.loads(done.stdout)
+    return answer

@@ -157,3 +157,26 @@ def required_properties(types_ts: str) -> dict[str, set[str]]:
         name: {match.group(1) for match in TOP_PROPERTY.finditer(body) if not match.group(2)}
         for name, body in type_bodies(types_ts).items()
     }
+
+
+ZOD_CORPUS = TOOL / "zod_corpus.mjs"
+
+
+def zod_verdicts(
+    node: str, outputs: dict[str, Output], validators: list[str], messages: list[Any]
+) -> dict[str, list[list[Any]]]:
+    """tools/ts-pipeline/zod_corpus.mjs over `messages` with the named zod validators of each output (one node
+    process for all): per source, per message, per validator, null (no such validator), a refusal, or what the
+    parsed value dropped."""
+    request = {
+        "sources": {name: str(output.directory / "zod.gen.ts") for name, output in outputs.items()},
+        "validators": validators,
+        "messages": messages,
+    }
+    done = subprocess.run(
+        [node, str(ZOD_CORPUS)], input=json.dumps(request), capture_output=True, text=True, check=False, timeout=600
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"zod_corpus.mjs failed: {done.stderr.strip()[-2000:]}")
+    answer: dict[str, list[list[Any]]] = json.loads(done.stdout)
+    return answer

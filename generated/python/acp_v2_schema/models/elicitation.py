@@ -80,18 +80,10 @@ class ElicitationAcceptAction(_Model):
 
 _ElicitationContentValue1 = TypeAliasType(
     "_ElicitationContentValue1",
-    Annotated[int, Field(ge=-9223372036854775808, le=9223372036854775807)],
+    Annotated[int, Field(ge=-9223372036854775808, le=9223372036854775807, title="Integer")],
 )
 """
-A value the user entered in a form field: text, a number, a yes/no, a list, or other.
-"""
-
-
-ElicitationContentValue = TypeAliasType(
-    "ElicitationContentValue", str | _ElicitationContentValue1 | float | bool | list[str] | Any
-)
-"""
-A value the user entered in a form field: text, a number, a yes/no, a list, or other.
+A whole number the user entered.
 """
 
 
@@ -289,6 +281,12 @@ class TitledMultiSelectItems(_Model):
     """
 
 
+ElicitationContentValueStringArray = TypeAliasType("ElicitationContentValueStringArray", list[str])
+"""
+The values the user picked from a list.
+"""
+
+
 class MultiSelectItemsString(StringMultiSelectItems):
     """
     The values a multi-select field offers: plain strings, or values with titles.
@@ -339,6 +337,15 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     """
     Extension data that receivers may ignore; omitted and null both mean none.
     """
+
+
+ElicitationContentValue = TypeAliasType(
+    "ElicitationContentValue",
+    str | _ElicitationContentValue1 | float | bool | ElicitationContentValueStringArray | Any,
+)
+"""
+A value the user entered in a form field: text, a number, a yes/no, a list, or other.
+"""
 
 
 MultiSelectItems = TypeAliasType(

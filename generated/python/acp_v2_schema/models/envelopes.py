@@ -85,7 +85,7 @@ class ClientNotification(_Model):
     """
 
     method: str
-    params: "MessageMcpNotification | _prompt.CancelSessionNotification | ExtNotification | None" = None
+    params: "_prompt.CancelSessionNotification | MessageMcpNotification | ExtNotification | None" = None
 
 
 class ProxyNotification(_Model):
@@ -116,7 +116,7 @@ class ClientResponseResult(_Model):
     """
 
     id: RequestId
-    result: CreateElicitationResponse | MessageMcpResponse | RequestPermissionResponse | ExtResponse
+    result: RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse
 
 
 class ClientResponseError(_Model):
@@ -168,7 +168,7 @@ class ClientRequest(_Model):
 
     id: RequestId
     method: str
-    params: "LoginAuthRequest | LogoutAuthRequest | AuthStatusRequest | InitializeRequest | DisableProviderRequest | ListProvidersRequest | SetProviderRequest | ArchiveSessionRequest | CloseSessionRequest | DeleteSessionRequest | _session.ForkSessionRequest | ListSessionsRequest | _session.NewSessionRequest | _prompt.PromptRequest | _session.ResumeSessionRequest | _config.SetSessionConfigOptionRequest | SetSessionTitleRequest | SessionStatusRequest | UnarchiveSessionRequest | _terminals.CancelTerminalRequest | _tools.CancelToolCallRequest | ExtRequest | None" = None
+    params: "InitializeRequest | LoginAuthRequest | ListProvidersRequest | SetProviderRequest | DisableProviderRequest | LogoutAuthRequest | AuthStatusRequest | _session.NewSessionRequest | ListSessionsRequest | DeleteSessionRequest | _session.ForkSessionRequest | ArchiveSessionRequest | UnarchiveSessionRequest | SessionStatusRequest | SetSessionTitleRequest | _session.ResumeSessionRequest | CloseSessionRequest | _tools.CancelToolCallRequest | _terminals.CancelTerminalRequest | _config.SetSessionConfigOptionRequest | _prompt.PromptRequest | ExtRequest | None" = None
 
 
 class ProxyResponseResult(_Model):
@@ -200,7 +200,7 @@ class AgentResponseResult(_Model):
     """
 
     id: RequestId
-    result: "LoginAuthResponse | LogoutAuthResponse | AuthStatusResponse | InitializeResponse | DisableProviderResponse | ListProvidersResponse | SetProviderResponse | ArchiveSessionResponse | CloseSessionResponse | DeleteSessionResponse | _session.ForkSessionResponse | ListSessionsResponse | _session.NewSessionResponse | _prompt.PromptResponse | _session.ResumeSessionResponse | SetSessionConfigOptionResponse | SetSessionTitleResponse | _session.SessionStatusResponse | UnarchiveSessionResponse | CancelTerminalResponse | CancelToolCallResponse | ExtResponse"
+    result: "InitializeResponse | LoginAuthResponse | ListProvidersResponse | SetProviderResponse | DisableProviderResponse | LogoutAuthResponse | AuthStatusResponse | _session.NewSessionResponse | ListSessionsResponse | DeleteSessionResponse | _session.ForkSessionResponse | ArchiveSessionResponse | UnarchiveSessionResponse | _session.SessionStatusResponse | SetSessionTitleResponse | _session.ResumeSessionResponse | CloseSessionResponse | CancelToolCallResponse | CancelTerminalResponse | SetSessionConfigOptionResponse | _prompt.PromptResponse | ExtResponse"
 
 
 class AgentNotification(_Model):
@@ -209,7 +209,7 @@ class AgentNotification(_Model):
     """
 
     method: str
-    params: "AuthStatusUpdateNotification | CompleteElicitationNotification | _updates.UpdateSessionNotification | ExtNotification | None" = None
+    params: "_updates.UpdateSessionNotification | CompleteElicitationNotification | AuthStatusUpdateNotification | ExtNotification | None" = None
 
 
 class AgentRequest(_Model):
@@ -219,7 +219,7 @@ class AgentRequest(_Model):
 
     id: RequestId
     method: str
-    params: "_elicitation.CreateElicitationRequest | MessageMcpRequest | _permissions.RequestPermissionRequest | ExtRequest | None" = None
+    params: "_permissions.RequestPermissionRequest | _elicitation.CreateElicitationRequest | MessageMcpRequest | ExtRequest | None" = None
 
 
 AgentResponse = TypeAliasType("AgentResponse", AgentResponseResult | AgentResponseError)

@@ -8,9 +8,11 @@ from typing_extensions import TypeAliasType
 from ._base import Meta as _Meta
 from ._base import Model as _Model
 
-_ErrorCode1 = TypeAliasType("_ErrorCode1", Annotated[int, Field(ge=-2147483648, le=2147483647)])
+_ErrorCode1 = TypeAliasType(
+    "_ErrorCode1", Annotated[int, Field(ge=-2147483648, le=2147483647, title="Other")]
+)
 """
-A JSON-RPC error code: one of the codes JSON-RPC and ACP define, or any other integer.
+Any other code, such as an implementation's own.
 """
 
 
@@ -52,10 +54,11 @@ class InvalidParamsErrorData(_Model):
 
 
 _RequestId1 = TypeAliasType(
-    "_RequestId1", Annotated[int, Field(ge=-9223372036854775808, le=9223372036854775807)]
+    "_RequestId1",
+    Annotated[int, Field(ge=-9223372036854775808, le=9223372036854775807, title="Number")],
 )
 """
-A JSON-RPC request id: a string or an integer, never null.
+An id that is an integer.
 """
 
 
