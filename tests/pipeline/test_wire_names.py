@@ -63,6 +63,7 @@ def test_a_salvageable_field_in_its_python_name_is_unknown_not_salvaged():
     sent = {SESSION: "s", "prompt": TEXT, meta: 5}
     read = PROMPT_TYPE.model_validate_json(json.dumps(sent))
     assert read.model_salvaged == () and read.model_extra == {meta: 5}
+    assert read.model_dump(mode="json", by_alias=True, exclude_unset=True) == sent
 
 
 def test_python_code_still_builds_models_by_attribute_name():

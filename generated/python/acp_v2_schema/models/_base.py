@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.config import ExtraValues
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticCustomError
 from typing_extensions import Self
 
 Meta = Annotated[dict[str, Any] | None, Field(alias="_meta")]
@@ -43,8 +43,10 @@ SALVAGED: dict[int, tuple[Any, ...]] = {}
 """What a lenient read salvaged, by the id of each model that holds a salvage (kept while the model lives)."""
 
 _SPELLED: dict[type[BaseModel], dict[str, Any]] = {}
-"""By model class: its optional fields whose Python name differs from their member name (`_meta` aside), with
-their defaults (see `Model.model_post_init`)."""
+"""By model class: its optional fields whose Python name differs from their member name, with their defaults."""
+
+PYTHON_NAME = "python_name"
+"""The error type of a member spelled as an optional field's Python name, in a strict read (see `spelled_keys`)."""
 
 _BUILDING: set[type[BaseModel]] = set()
 """The models whose validators are being built (by any thread: another thread then makes the schema inline)."""
@@ -138,33 +140,14 @@ class Model(BaseModel):
                 field.metadata = [shared]
         # A subclass starts with the general `model_validate_json`, not the one its parent's validator was bound
         # to; one that a class defines for itself is left alone.
-        # `model_post_init` runs for the models with an optional field spelled otherwise in Python (a call a model
-        # costs a tenth of a small message's time, so the others go without it)
-        spelled = {
+        _SPELLED[cls] = {
             name: field.get_default()
             for name, field in cls.__pydantic_fields__.items()
-            if field.alias not in (None, name, "_meta") and not field.is_required()
+            if field.alias not in (None, name) and not field.is_required()
         }
-        _SPELLED[cls] = spelled
-        cls.__pydantic_post_init__ = "model_post_init" if spelled else None
         if "model_validate_json" not in cls.__dict__ and _ours(_inherited_json(cls)):
             cls.model_validate_json = _GENERAL_JSON  # type: ignore[method-assign]
         super().__pydantic_init_subclass__(**kwargs)
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Keep a member spelled as a field's Python name (`idempotency_key`) an unknown field alone.
-
-        Read from the wire, such a member is kept in `model_extra`, but pydantic also counts it as set under that
-        name, so a lossless dump (`exclude_unset=True`) would write the field too (`"idempotencyKey": null`). A
-        field that holds its default is taken as not sent then (sent as its default beside the other spelling, it
-        is written back omitted, which the protocol reads alike). Only the models with such a field run this (see
-        `__pydantic_init_subclass__`); the `_meta` field, whose Python name `field_meta` no peer sends, is left out
-        (written back as `null` beside such a member, which means the same as omitted)."""
-        extra = self.__pydantic_extra__
-        if extra:
-            for name, default in _SPELLED[type(self)].items():
-                if name in extra and self.__dict__.get(name) == default:
-                    self.__pydantic_fields_set__.discard(name)
 
     @property
     def model_salvaged(self) -> tuple[Any, ...]:
@@ -299,6 +282,7 @@ class Model(BaseModel):
         schema = handler(source)
         if source is cls and schema.get("type") == "model" and schema.get("cls") is cls:
             _stop_at_first_bad_item(cls, schema)
+            _refuse_python_names(cls, schema)
         return schema
 
 
@@ -385,6 +369,51 @@ def _stop_at_first_bad_item(cls: type[Model], schema: dict[str, Any]) -> None:
         if field.get("validation_alias", name) in wires:
             for array in arrays_in(field["schema"]):
                 array["fail_fast"] = True
+
+
+def spelled_keys(names: frozenset[str]) -> Any:
+    """The check of a model's unknown members' names in a strict read: a name in `names` (an optional field's Python
+    name, such as `idempotency_key`) is refused, as `PYTHON_NAME`.
+
+    Such a member is an unknown field, kept as sent; but pydantic would count the field of that Python name as set
+    too, so that a lossless dump (`exclude_unset=True`) wrote it (`"idempotencyKey": null`). The strict read refuses
+    it, and the lenient read, which follows, keeps it and marks the field unset (models/_salvage.py). Only a message
+    with unknown members ever calls this: the common read costs nothing more."""
+
+    def check(name: str) -> str:
+        if name in names:
+            raise PydanticCustomError(
+                PYTHON_NAME, "the Python name of a field, read as an unknown member"
+            )
+        return name
+
+    return check
+
+
+def _refuse_python_names(cls: type[Model], schema: dict[str, Any]) -> None:
+    """Give the strict schema of `cls` the check of its unknown members' names (`spelled_keys`), in place."""
+    names = frozenset(_SPELLED.get(cls) or ())
+    fields = schema["schema"]
+    allowed = fields.get("extra_behavior") or schema.get("config", {}).get("extra_fields_behavior")
+    if names and fields.get("type") == "model-fields" and allowed == "allow":
+        fields["extras_keys_schema"] = {
+            "type": "function-after",
+            "function": {"type": "no-info", "function": spelled_keys(names)},
+            "schema": {"type": "str"},
+            "metadata": {PYTHON_NAME: True},  # what the lenient read takes out
+        }
+
+
+def unspelled(model: Any) -> Any:
+    """A model read leniently, its fields named only by an unknown member of their Python name marked unset (a
+    field that holds its default: sent as its default beside the other spelling, it is written back omitted,
+    which the protocol reads alike)."""
+    extra = model.__pydantic_extra__
+    if extra:
+        for name, default in _SPELLED[type(model)].items():
+            if name in extra and model.__dict__.get(name) == default:
+                model.__pydantic_fields_set__.discard(name)
+    return model
 
 
 _GENERAL_JSON: Any = Model.__dict__["model_validate_json"]

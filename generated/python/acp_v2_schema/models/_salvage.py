@@ -873,11 +873,12 @@ _CLASS_RULES: dict[type, dict[str, int]] = {}
 
 
 def hopeful(error: ValidationError) -> bool:
-    """Whether any error of `error` lies under a salvageable field name (else a lenient read cannot help)."""
+    """Whether any error of `error` lies under a salvageable field name, or is an unknown member spelled as a
+    field's Python name (`_base.spelled_keys`), which the lenient read keeps (else a lenient read cannot help)."""
     return any(
-        type(part) is str and part in KEYS
-        for e in error.errors(include_url=False)
-        for part in e["loc"]
+        e["type"] == _base.PYTHON_NAME
+        or any(type(part) is str and part in KEYS for part in e["loc"])
+        for e in error.errors(include_url=False, include_context=False, include_input=False)
     )
 
 
@@ -997,9 +998,24 @@ def _lenient(schema: Any) -> Any:
         return schema
     out = {key: _lenient(value) for key, value in schema.items()}
     if out.get("type") == "model":
-        rules = _rules_of(out["cls"])
+        fields = out["schema"]
+        keys = fields.get("extras_keys_schema")
+        if isinstance(keys, dict) and keys.get("metadata", {}).get(_base.PYTHON_NAME):
+            # an unknown member spelled as a field's Python name is kept; the field it names stays unset
+            out["schema"] = {k: v for k, v in fields.items() if k != "extras_keys_schema"}
+            ref = out.pop("ref", None)
+            out = {
+                "type": "function-after",
+                "function": {"type": "no-info", "function": _base.unspelled},
+                "schema": out,
+                **({"ref": ref} if ref is not None else {}),
+            }
+            inner = out["schema"]
+        else:
+            inner = out
+        rules = _rules_of(inner["cls"])
         if rules:
-            _skip_items(out, rules)
+            _skip_items(inner, rules)
             ref = out.pop("ref", None)
             wrapper: dict[str, Any] = {
                 "type": "function-wrap",
