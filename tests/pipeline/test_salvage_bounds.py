@@ -76,3 +76,23 @@ def test_many_bad_items_are_read_in_time_linear_in_the_message(count, seconds):
 def test_the_limit_is_documented_with_its_value(page):
     text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
     assert "MAX_SALVAGES" in text and f"more than {MAX_SALVAGES:,} salvages" in text
+
+
+def test_every_skip_invalid_items_field_has_an_array_the_lenient_read_reaches():
+    """The lenient read skips items where it finds the field's array (itself, or in its default, null or union
+    choices); a field whose array stood elsewhere would lose its salvage without a word."""
+    from acp_v2_schema.models import _base
+    from acp_v2_schema.models._salvage import _SKIP, RULES
+
+    checked = 0
+    for name, fields in RULES.items():
+        cls = getattr(models, name)
+        cls.model_rebuild()
+        schema = cls.__pydantic_core_schema__
+        schema = schema["schema"] if schema["type"] == "definitions" else schema
+        by_wire = {f.get("validation_alias", n): f for n, f in schema["schema"]["fields"].items()}
+        for wire, flags in fields.items():
+            if flags & _SKIP:
+                assert len(_base.arrays_in(by_wire[wire]["schema"])) == 1, (name, wire)
+                checked += 1
+    assert checked
