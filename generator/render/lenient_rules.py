@@ -20,6 +20,11 @@ from ..model.spec import REF_PREFIX, Lenience, Spec
 # The flags of one field, as models/_salvage.py reads them.
 ON_ERROR, SKIP_INVALID_ITEMS, ON_NULL, REQUIRED = 1, 2, 4, 8
 
+# The most salvages one lenient read makes (models/_salvage.py `MAX_SALVAGES`, the package README and the SDK
+# authors' page say it): a message that needs more is refused. ACP sets no limit; this one is ours, so that what a
+# hostile message costs stays bounded (real messages need a few).
+MAX_SALVAGES = 100
+
 
 def _union_members(node: ast.expr) -> list[str]:
     """The names joined by `|` at the top of an alias's value (inside `TypeAliasType("X", ...)` and `Annotated`)."""

@@ -7,6 +7,11 @@ variant, so a malformed known variant stays an error: the fallback's tag field (
 a check that only a message no known variant took ever reaches. Dispatch is one lookup of the tag by pydantic's
 discriminated union.
 
+A union written as `anyOf` branches that each fix one property to a constant, beside one open branch that takes any
+other value (`CreateElicitationRequest`, by `mode`), is not a discriminated union in the schema, so the code
+generator writes a plain union whose every branch pydantic would try; it too is rewritten to dispatch on that
+property (`select_tag`), each constant to its branch and any other value to the open one.
+
 `keep_unknown_fields` sets `extra="allow"` on every model, so that parsing and then dumping with
 `model_dump(mode="json", by_alias=True, exclude_unset=True)` gives back the JSON that was read.
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 from .. import paths
 from ..model import naming, unions
@@ -51,9 +57,16 @@ def open_models(source: str, spec: Spec) -> str:
         for t in spec.types
         if (union := unions.tagged_union(unions.closed(t.schema), REF_PREFIX)) is not None
     }
+    tagged = {t.name: tag for t in spec.types if (tag := const_tag(t.schema)) is not None}
     lines = source.splitlines(keepends=True)
     tree = ast.parse(source).body
     bases = {n.name: [b.id for b in n.bases if isinstance(b, ast.Name)] for n in tree if isinstance(n, ast.ClassDef)}
+    classes = {n.name: n for n in tree if isinstance(n, ast.ClassDef)}
+    aliases = {
+        n.targets[0].id: n
+        for n in tree
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    }
     # Which union each variant class belongs to, and its tag value there (fallbacks get the unknown tag).
     variant_of = {t: (u, v) for u in found.values() for v, t in u.variants}
     variant_of.update({unions.fallback_name(name): (u, UNKNOWN_TAG) for name, u in found.items()})
@@ -63,6 +76,8 @@ def open_models(source: str, spec: Spec) -> str:
             name = node.targets[0].id
             if name in found:
                 replaced[node.lineno - 1] = (node.end_lineno or node.lineno, _open_alias(name, found[name], node))
+            elif name in tagged and (text := _by_constant(name, tagged[name], node, classes, aliases)) is not None:
+                replaced[node.lineno - 1] = (node.end_lineno or node.lineno, text)
             elif (composed := _composed(node, bases, variant_of)) is not None:
                 replaced[node.lineno - 1] = (node.end_lineno or node.lineno, composed)
     missing = sorted(set(found) - {_name(lines[i]) for i in replaced})  # every union must have been opened
@@ -130,6 +145,78 @@ def _composed(node: ast.Assign, bases: dict[str, list[str]], variant_of: dict[st
         )
         chosen.append((fallback, UNKNOWN_TAG))
     return fallback_class + _dispatched(name, union, chosen)
+
+
+def const_tag(schema: Any) -> str | None:
+    """The property that picks the branch of an `anyOf` whose branches each fix it to a constant, but for one open
+    branch that refuses those constants (`not`); None for any other schema."""
+    branches = schema.get("anyOf") if isinstance(schema, dict) and "discriminator" not in schema else None
+    if not isinstance(branches, list) or len(branches) < 2:
+        return None
+    fixed: list[set[str]] = []
+    open_branches = 0
+    for branch in branches:
+        if not isinstance(branch, dict):
+            return None
+        properties = branch.get("properties") if isinstance(branch.get("properties"), dict) else {}
+        names = {k for k, v in properties.items() if isinstance(v, dict) and "const" in v}
+        if names:
+            fixed.append(names)
+        elif "not" in branch:
+            open_branches += 1
+        else:
+            return None
+    common = set.intersection(*fixed) if fixed else set()
+    return sorted(common)[0] if len(common) == 1 and open_branches == 1 else None
+
+
+def _by_constant(
+    name: str, tag: str, node: ast.Assign, classes: dict[str, ast.ClassDef], aliases: dict[str, ast.Assign]
+) -> str | None:
+    """The alias `name` (a union of branches picked by the constant of `tag`) dispatched on that property; None
+    when its members do not each fix one constant (or, for one of them, take any string)."""
+    value = node.value
+    if not (isinstance(value, ast.Call) and len(value.args) == 2):
+        return None
+    members = _members(value.args[1])
+    attribute = naming.snake_case(tag)
+    chosen: list[tuple[str, str]] = []
+    for member in members or []:
+        values = {_tag_value(c, attribute, classes) for c in _classes_of(member, classes, aliases)}
+        if len(values) != 1 or None in values:
+            return None
+        chosen.append((member, values.pop()))  # type: ignore[arg-type]  # None is refused above
+    known = [v for _, v in chosen if v != UNKNOWN_TAG]
+    if len(known) != len(set(known)) or len(chosen) - len(known) != 1:
+        return None
+    return render(
+        f"{PARTIALS}/open_union_dispatched.py.j2", name=name, tag=tag, attribute=attribute, members=chosen, known=known
+    )
+
+
+def _classes_of(member: str, classes: dict[str, ast.ClassDef], aliases: dict[str, ast.Assign]) -> list[str]:
+    """The model classes a union member stands for: itself, or the members of the alias it names."""
+    if member in classes:
+        return [member]
+    node = aliases.get(member)
+    value = node.value if node is not None else None
+    if isinstance(value, ast.Call) and len(value.args) == 2:
+        return [c for m in _members(value.args[1]) or [] for c in _classes_of(m, classes, aliases)]
+    return []
+
+
+def _tag_value(cls: str, attribute: str, classes: dict[str, ast.ClassDef]) -> str | None:
+    """The constant a class's `attribute` holds (`Literal["form"]`), UNKNOWN_TAG for a plain `str`, else None."""
+    for statement in classes[cls].body:
+        if isinstance(statement, ast.AnnAssign) and getattr(statement.target, "id", None) == attribute:
+            kind = statement.annotation
+            if isinstance(kind, ast.Subscript) and getattr(kind.value, "id", None) == "Literal":
+                inner = kind.slice
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                    return inner.value
+                return None
+            return UNKNOWN_TAG if isinstance(kind, ast.Name) and kind.id == "str" else None
+    return None
 
 
 def _name(line: str) -> str:

@@ -68,6 +68,7 @@ _META_ANNOTATION = 'Annotated[dict[str, Any] | None, Field(alias="_meta")]'
 _FUTURE_ANNOTATIONS = "from __future__ import annotations\n"
 # A throwaway name for the bundle's root, which has no meaning of its own; its alias is cut from the models.
 _ROOT_TITLE = "AcpV2SchemaBundleRoot"
+_POPULATE_BY_NAME = "        populate_by_name=True,\n"
 # A model's `model_config`, as the code generator writes it (one setting a line).
 _CONFIG_BLOCK = re.compile(r"^    model_config = ConfigDict\(\n((?:        .*\n)*?)    \)\n", re.M)
 
@@ -85,7 +86,11 @@ def render(spec: Spec) -> dict[str, str]:
         ),
         f"{BASE}/LICENSE": LICENSE_FILE.read_text(encoding="utf-8"),
         f"{BASE}/README.md": render_output(
-            f"{BASE}/README.md", header=markdown_header("spec/"), spec=spec, version=PACKAGE_VERSION
+            f"{BASE}/README.md",
+            header=markdown_header("spec/"),
+            spec=spec,
+            version=PACKAGE_VERSION,
+            max_salvages=lenient_rules.MAX_SALVAGES,
         ),
         f"{PACKAGE}/py.typed": "",
         f"{PACKAGE}/__init__.py": render_output(f"{PACKAGE}/__init__.py", header=header, version=PACKAGE_VERSION),
@@ -124,15 +129,17 @@ def models_files(
         source = open_unions.open_models(source, spec)
     types = {t.name: t.schema for t in spec.types}
     source = class_names.public_names(source, _codegen_document(spec), types)
-    source, config = _shared_config(source)
+    source, config = _shared_config(_wire_names_only(source))
     modules, owners = split_models(_on_base_model(source), families)
     class_names.check(list(owners), types)
     files = {f"{MODELS}/{family}.py": eager_annotations(text) for family, text in modules.items()}
     files[paths.PYTHON_OPEN_UNIONS] = open_unions.support_module(python_header())
+    rules = lenient_rules.rules(spec, source)
     files[paths.PYTHON_SALVAGE] = render_output(
         paths.PYTHON_SALVAGE,
         header=python_header(),
-        rules=lenient_rules.rules(spec, source),
+        rules=rules,
+        max_salvages=lenient_rules.MAX_SALVAGES,
         flags=", ".join(
             str(f)
             for f in (
@@ -144,7 +151,16 @@ def models_files(
         ),
     )
     files[BASE_MODULE] = render_output(
-        BASE_MODULE, header=python_header(), config=config, meta=_META_ANNOTATION, lenient=lenient
+        BASE_MODULE,
+        header=python_header(),
+        config=config,
+        meta=_META_ANNOTATION,
+        lenient=lenient,
+        skip_arrays={
+            name: sorted(wire for wire, flags in fields.items() if flags & lenient_rules.SKIP_INVALID_ITEMS)
+            for name, fields in rules.items()
+            if any(flags & lenient_rules.SKIP_INVALID_ITEMS for flags in fields.values())
+        },
     )
     names_by_family: dict[str, list[str]] = {}
     for name, family in sorted(owners.items()):
@@ -316,6 +332,17 @@ def _shared_config(source: str) -> tuple[str, str]:
         return source, "defer_build=True"
     # A class left without a body would fail the parse that splits the models (not parsed here: that costs time).
     return _CONFIG_BLOCK.sub("", source), ", ".join(settings.pop())
+
+
+def _wire_names_only(source: str) -> str:
+    """The models without `populate_by_name`: JSON is read by the protocol's member names alone.
+
+    The code generator's `allow_population_by_field_name` option is what gives every model its config block (which
+    `_defer_build` and `keep_unknown_fields` extend); its setting is taken out here. A member spelled as the
+    Python attribute (`session_id`) is then an unknown field, kept as sent; Python code still builds models by
+    attribute name, through the base class's `__init__` (models/_base.py).
+    """
+    return source.replace(_POPULATE_BY_NAME, "")
 
 
 def _defer_build(source: str) -> str:

@@ -166,7 +166,10 @@ class Agent:
                 self.dispatch(message.id, message.method, message.raw.get("params"))
             elif isinstance(message, Notification):
                 log(f"<- {message.method!a} id=None")
-                self.on_notification(message.method, message.raw.get("params"))
+                try:
+                    self.on_notification(message.method, message.raw.get("params"))
+                except Exception as exc:  # a notification is never answered, not even when acting on it fails
+                    log(f"error acting on {message.method!a}: {type(exc).__name__}")
             elif isinstance(message, Invalid):
                 self.refuse(message)
             else:  # a response (with no request pending, it reads as an Invalid with no code, refused alike)

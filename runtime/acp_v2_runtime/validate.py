@@ -17,9 +17,17 @@ are still matched. A response whose request was not seen is reported, since noth
 
 Rules that span lines are checked too: a request whose id is already taken by an unanswered request from the same
 side (the Client and the Agent number their requests apart, so one id may be pending once on each side), and an
-idempotency key echoed in a `session/update` or a `session/list` result (a key sent in an earlier prompt, or a
-member named after the key parameter, at any depth, whatever the escaping). A JSON-RPC batch is refused as ACP
-refuses it (-32600), and so are ids beyond the range of a request id.
+idempotency key echoed in a `session/update` or a `session/list` result (a string equal to a key the Client sent in
+an earlier prompt, a value or a member name, at any depth, whatever the escaping; a member that merely has the key
+parameter's name, inside an opaque value such as a tool's `rawInput`, is no echo). A JSON-RPC batch is refused as
+ACP refuses it (-32600), and so are ids beyond the range of a request id.
+
+What it remembers across lines is bounded: the unanswered requests and the keys sent, each up to `--window`
+(default {window:,}). Past it the oldest are forgotten, which is reported once as a warning; a response to a
+forgotten request is then a warning too (its request cannot be told from one never sent).
+
+Each line costs time linear in its length, keyed or not: keys are looked up among the strings of an update, never
+searched for one by one.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -39,6 +48,7 @@ from acp_v2_schema.models._base import SALVAGED
 from acp_v2_schema.protocol import KnownErrorCode
 from acp_v2_schema.reader import (
     KEY_PARAMS,
+    UNMATCHED,
     ErrorResponse,
     Invalid,
     Message,
@@ -62,17 +72,30 @@ class Problem:
         return f"line {self.line}: {self.method}: {'warning: ' if self.warning else ''}{self.message}"
 
 
-def validate_lines(lines: Iterable[str | bytes], *, strict: bool = False) -> Iterator[Problem]:
+WINDOW = 10_000
+"""How many unanswered requests, and how many keys, the validator remembers by default (`--window`)."""
+
+
+def validate_lines(lines: Iterable[str | bytes], *, strict: bool = False, window: int = WINDOW) -> Iterator[Problem]:
     """Every problem in a stream of newline-delimited JSON-RPC messages, as each line is read.
 
     Lines may be bytes (a line that is not UTF-8 is then reported) or text; blank lines are skipped. Each value
-    salvaged by the lenient rules is a warning, or with `strict` an error.
+    salvaged by the lenient rules is a warning, or with `strict` an error. At most `window` unanswered requests
+    and `window` keys are remembered (the oldest are forgotten past it, reported once).
     """
-    reader = MessageReader()
-    session = SessionChecks()
+    if window < 1:
+        raise ValueError("the window must hold at least one request")
+    reader = MessageReader(window=window)
+    session = SessionChecks(window=window)
     for number, line in enumerate(lines, start=1):
         for message in reader.read_line(line):
             found = findings(number, line, message, session, strict=strict)
+            if reader.forgotten and not session.forgot_requests:
+                session.forgot_requests = True  # the reader forgets the same requests as the session checks
+                session.notes.append(session.window_note(number, "unanswered requests"))
+            if session.notes:
+                found = [*found, *session.notes]
+                session.notes.clear()
             if found:
                 yield from found
 
@@ -89,6 +112,9 @@ def findings(
     if not invalid and not spanning and not SALVAGED:
         return []  # the common case, made quick: nothing to report
     found = [Problem(number, message.method or "-", text) for text in message.problems] if invalid else []
+    if invalid and session.forgot_requests and message.code is None and message.id is not None:
+        # an answer to no request remembered: after some were forgotten, it may answer one of those
+        found = [Problem(p.line, p.method, p.message, warning=UNMATCHED in p.message) for p in found]
     found += [Problem(number, method, text) for method, text in spanning]
     if SALVAGED and not invalid:
         # the member the models read: params, result or error (an extension's plain JSON salvages nothing)
@@ -123,20 +149,29 @@ def _field_name(model: type[Any], name: str) -> str | None:
 
 @dataclass
 class SessionChecks:
-    """The rules that span lines: ids pending twice on one side, and keys echoed where they must never be."""
+    """The rules that span lines: ids pending twice on one side, and keys echoed where they must never be.
 
+    At most `window` unanswered requests and `window` keys are remembered; past it the oldest are forgotten."""
+
+    window: int = WINDOW
     pending: dict[tuple[str, int | str], list[int]] = field(default_factory=dict)  # (side, id) -> request lines
     keys: dict[str, int] = field(default_factory=dict)  # key -> the line of the first prompt that sent it
-    # What a line must hold, as text and as bytes, if a string of it can be a key or a key parameter's name.
-    _needles: tuple[set[str], set[bytes]] = field(default_factory=lambda: (set(), set()))
+    forgot_requests: bool = False  # whether some unanswered request was forgotten (reported once)
+    forgot_keys: bool = False
+    notes: list[Problem] = field(default_factory=list)  # warnings to report after the line's own problems
+    # the order in which requests and keys were first remembered, oldest first (an answered request stays here
+    # until it reaches the front or the queue is compacted)
+    _request_order: deque[tuple[str, int | str]] = field(default_factory=deque)
+    _key_order: deque[str] = field(default_factory=deque)
 
-    def __post_init__(self) -> None:
-        for name in KEY_PARAMS.values():
-            self._add_needle(name)
-
-    def _add_needle(self, text: str) -> None:
-        self._needles[0].add(text)
-        self._needles[1].add(text.encode("utf-8", "surrogatepass"))
+    def window_note(self, number: int, what: str) -> Problem:
+        """The one warning that the window overflowed, at line `number`."""
+        return Problem(
+            number,
+            "-",
+            f"more than {self.window:,} {what}: the oldest are forgotten from here on (--window)",
+            warning=True,
+        )
 
     def check(self, number: int, line: str | bytes, message: Message) -> Iterable[tuple[str, str]]:
         """(method, problem) for each rule the message breaks; remembers what later lines are checked against."""
@@ -147,15 +182,18 @@ class SessionChecks:
             assert message.method is not None
             found = self._request(number, message.method, message.id)
             if kind is Request and message.method in KEY_PARAMS and not message.extension:
+                forgot = self.forgot_keys
                 self._remember_key(number, message)  # type: ignore[arg-type]  # a Request here
+                if self.forgot_keys and not forgot:
+                    self.notes.append(self.window_note(number, "keys sent"))
             return found
         if kind is Response or kind is ErrorResponse or (kind is Invalid and message.code is None):
             if message.method is not None and message.id is not None:
                 self._answered(message.method, message.id)
-            if kind is Response and message.method in NO_ECHO_RESULTS:
+            if kind is Response and message.method in NO_ECHO_RESULTS and self.keys:
                 return self._echoes(message.method, line, "result")  # type: ignore[arg-type]
             return _NONE
-        if kind is Notification and message.method in NO_ECHO_NOTIFICATIONS:
+        if kind is Notification and message.method in NO_ECHO_NOTIFICATIONS and self.keys:
             return self._echoes(message.method, line, "params")
         return _NONE
 
@@ -166,6 +204,12 @@ class SessionChecks:
         lines = self.pending.get((side, request_id))
         if lines is None:
             self.pending[(side, request_id)] = [number]
+            self._request_order.append((side, request_id))
+            if len(self.pending) > self.window:
+                self._forget_request()  # reported once, with the reader's forgetting of the same request
+            elif len(self._request_order) > 2 * self.window:
+                # mostly answered requests: keep the order of those still pending (dicts keep insertion order)
+                self._request_order = deque(self.pending)
             return _NONE
         lines.append(number)
         if len(lines) == 1:
@@ -178,6 +222,15 @@ class SessionChecks:
                 "(a response could not tell the two apart)",
             )
         ]
+
+    def _forget_request(self) -> None:
+        """Forget the oldest unanswered request (the one remembered first that is still pending)."""
+        order = self._request_order
+        while order:
+            oldest = order.popleft()
+            if oldest in self.pending:
+                del self.pending[oldest]
+                return
 
     def _answered(self, method: str, request_id: Any) -> None:
         side = _sides().get(method)
@@ -192,40 +245,35 @@ class SessionChecks:
         key = getattr(message.params, attribute) if attribute is not None else None
         if isinstance(key, str) and key not in self.keys:
             self.keys[key] = number
-            self._add_needle(key)
+            self._key_order.append(key)
+            if len(self.keys) > self.window:
+                del self.keys[self._key_order.popleft()]  # keys are never removed otherwise: the front is oldest
+                self.forgot_keys = True
 
     def _echoes(self, method: str, line: str | bytes, where: str) -> Iterable[tuple[str, str]]:
-        """Where the message's `where` member holds a key: a member named after a key parameter, or a string (a
-        value or a member name) equal to a key sent before. Values are compared as parsed, at any depth."""
-        text = line if isinstance(line, str | bytes) else bytes(line)
-        if isinstance(text, str):
-            needles: set[Any] = self._needles[0]
-            escaped = "\\u" in text or "\\/" in text
-        else:
-            needles = self._needles[1]
-            escaped = b"\\u" in text or b"\\/" in text
-        # Without those escapes a string that equals a key (or the parameter's name) is written as it is, so a line
-        # holding none of them verbatim has none: the common case costs a few substring searches.
-        if not escaped:
-            for needle in needles:
-                if needle in text:
-                    break
-            else:
-                return _NONE
+        """Where the message's `where` member holds a key the Client sent: a string (a value or a member name) equal
+        to one, compared as parsed, at any depth.
+
+        The line's strings are looked up among the keys, in time linear in the line whatever the number of keys:
+        a line without a backslash has every string written as it is, and a line that holds none of the keys is
+        done with then; any other is parsed and walked."""
+        text = line if isinstance(line, str) else bytes(line).decode("utf-8", "surrogatepass")
+        # In a text without a backslash, a quote only ever opens or closes a string: the strings (values and member
+        # names) are every other piece between quotes, and are looked up as they are written.
+        if "\\" not in text and self.keys.keys().isdisjoint(text.split('"')[1::2]):
+            return _NONE
         try:
             value = json.loads(text).get(where)
         except (ValueError, RecursionError, AttributeError):
             return _NONE  # the reader accepted the line, so this does not happen; nothing to add if it does
-        return [(method, text) for text in self._walk(value, where)]
+        return [(method, found) for found in self._walk(value, where)]
 
     def _walk(self, value: Any, where: str) -> Iterator[str]:
-        names = self._needles[0] - self.keys.keys()
-        for path, is_name, string in _strings(value, where):
-            if is_name and string in names:
-                yield f"{path}: a member named {string}, so an idempotency key is echoed where keys never appear"
-            elif string in self.keys:
+        keys = self.keys
+        for path, _is_name, string in _strings(value, where):
+            if string in keys:
                 yield (
-                    f"{path}: echoes the idempotency key of the prompt on line {self.keys[string]}"
+                    f"{path}: echoes the idempotency key of the prompt on line {keys[string]}"
                     " (keys never appear in session/update or session/list)"
                 )
 
@@ -249,14 +297,31 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.validate",
         description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
+        epilog=__doc__.split("\n\n", 1)[1].format(window=WINDOW),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", nargs="?", default="-", help="newline-delimited JSON-RPC (default: stdin)")
     parser.add_argument(
         "--strict", action="store_true", help="report each value the lenient rules salvaged as an error, not a warning"
     )
+    parser.add_argument(
+        "--window",
+        type=_positive,
+        default=WINDOW,
+        metavar="N",
+        help=f"remember at most N unanswered requests and N keys (default {WINDOW}); the oldest are forgotten",
+    )
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Binary lines, split on LF only: a CR is JSON whitespace, not the end of a message.
         with sys.stdin.buffer if args.file == "-" else Path(args.file).open("rb") as stream:
-            for problem in validate_lines(counted(stream), strict=args.strict):
+            for problem in validate_lines(counted(stream), strict=args.strict, window=args.window):
                 found += not problem.warning
                 warned += problem.warning
                 print(problem, flush=True)

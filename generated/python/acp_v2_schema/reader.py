@@ -34,6 +34,7 @@ import functools
 import json
 import math
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -196,6 +197,9 @@ Message = Union[Request, Notification, Response, ErrorResponse, Invalid]
 """What `MessageReader` gives for each message."""
 
 _ALWAYS_ANSWERED = frozenset({KnownErrorCode.PARSE_ERROR, KnownErrorCode.INVALID_REQUEST})
+
+UNMATCHED = "no unanswered request with that id came before"
+"""How the problem of a response to no remembered request ends (a reader with a `window` may have forgotten it)."""
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """The longest line (newline excluded) a peer reads: 16 MiB. A transport skips a longer line to its end without
@@ -538,6 +542,10 @@ class MessageReader:
     the peer acts on; `ignore_keys` reads requests as a peer that knows nothing of idempotency keys (the key
     parameter is taken out of the params, unchecked, before anything reads them). Each of these reads every line
     step by step.
+
+    `window`: the most unanswered request ids it remembers (None: no limit). Past it, the id remembered first is
+    forgotten (`forgotten` counts them), so a long stream of requests never answered costs bounded memory; a
+    response to a forgotten request then reads as one to no request.
     """
 
     def __init__(
@@ -548,6 +556,7 @@ class MessageReader:
         strict_json: bool = False,
         keep_raw: bool = False,
         ignore_keys: bool = False,
+        window: int | None = None,
     ) -> None:
         self.remember_requests = remember_requests
         # False reads every line step by step, as the one-pass read does for a line it does not accept (tests
@@ -562,10 +571,33 @@ class MessageReader:
         # id -> methods of the unanswered requests with that id (both sides may use one id); the id itself is the
         # key, since 1 and "1" are different keys already (an id is never a bool or a float)
         self.pending: dict[int | str, list[str]] = {}
+        self.window = window
+        self.forgotten = 0
+        """How many unanswered request ids the `window` made it forget."""
+        # with a window: the ids in the order first remembered (an answered one stays until it reaches the front,
+        # or the queue is compacted)
+        self._order: deque[int | str] = deque()
 
     def expect(self, request_id: int | str, method: str) -> None:
         """Announce a request sent with `request_id`, so that its response is routed to `method`'s result."""
-        self.pending.setdefault(request_id, []).append(method)
+        self._remember(request_id, method, always=True)
+
+    def _admit(self, request_id: int | str) -> None:
+        """Note a newly pending id in the window's order, forgetting the oldest past the window."""
+        order = self._order
+        order.append(request_id)
+        pending = self.pending
+        if len(pending) > self.window:  # type: ignore[operator]  # only called with a window
+            while order:
+                oldest = order.popleft()
+                if oldest in pending:
+                    del pending[oldest]
+                    self.forgotten += 1
+                    break
+        elif len(order) > 2 * self.window:  # type: ignore[operator]
+            self._order = deque(
+                pending
+            )  # mostly answered ids: keep those pending, in order (dicts keep it)
 
     def read_line(self, line: str | bytes) -> list[Message]:
         """The messages of one line: one for a message (a batch is one `Invalid`), none for a blank line."""
@@ -606,6 +638,8 @@ class MessageReader:
                             waiting = self.pending.get(message.id)
                             if waiting is None:
                                 self.pending[message.id] = [message.method]
+                                if self.window is not None:
+                                    self._admit(message.id)
                             else:
                                 waiting.append(message.method)
                         return [message]
@@ -817,9 +851,15 @@ class MessageReader:
             return check_in_line(type_name, where, line)
         return check(type_name, message[where], where)
 
-    def _remember(self, request_id: Any, method: str) -> None:
-        if self.remember_requests:
-            self.pending.setdefault(request_id, []).append(method)
+    def _remember(self, request_id: Any, method: str, *, always: bool = False) -> None:
+        if self.remember_requests or always:
+            waiting = self.pending.get(request_id)
+            if waiting is None:
+                self.pending[request_id] = [method]
+                if self.window is not None:
+                    self._admit(request_id)
+            else:
+                waiting.append(method)
 
     def _response(self, message: dict[str, Any], line: str | bytes | None) -> Message:
         answer = self._answered(message, line)
@@ -841,7 +881,7 @@ class MessageReader:
         if "error" in message:
             # id null answers a request whose id could not be read (a parse error, say): nothing to match.
             if not candidates and request_id is not None:
-                problem = f"an error response to id {key}, but no unanswered request with that id came before"
+                problem = f"an error response to id {key}, but {UNMATCHED}"
                 return Invalid(None, None, (problem,), request_id)
             method = candidates.pop(0) if candidates else None
             error, problems = self._check(ERROR_TYPE, message, "error", line)
@@ -849,7 +889,7 @@ class MessageReader:
                 return Invalid(None, method, problems, request_id)
             return ErrorResponse(request_id, method, error)
         if not candidates:
-            problem = f"a response to id {key}, but no unanswered request with that id came before"
+            problem = f"a response to id {key}, but {UNMATCHED}"
             return Invalid(None, None, (problem,), request_id)
         extension = next((m for m in candidates if m.startswith(EXTENSION_PREFIX)), None)
         if extension is not None:

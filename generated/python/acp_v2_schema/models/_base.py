@@ -29,11 +29,11 @@ Lenient reading (models/_salvage.py) adds nothing to a message that validates: o
 from __future__ import annotations
 
 import gc
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.config import ExtraValues
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticCustomError
 from typing_extensions import Self
 
 Meta = Annotated[dict[str, Any] | None, Field(alias="_meta")]
@@ -41,6 +41,12 @@ Meta = Annotated[dict[str, Any] | None, Field(alias="_meta")]
 
 SALVAGED: dict[int, tuple[Any, ...]] = {}
 """What a lenient read salvaged, by the id of each model that holds a salvage (kept while the model lives)."""
+
+_SPELLED: dict[type[BaseModel], dict[str, Any]] = {}
+"""By model class: its optional fields whose Python name differs from their member name, with their defaults."""
+
+PYTHON_NAME = "python_name"
+"""The error type of a member spelled as an optional field's Python name, in a strict read (see `spelled_keys`)."""
 
 _BUILDING: set[type[BaseModel]] = set()
 """The models whose validators are being built (by any thread: another thread then makes the schema inline)."""
@@ -102,8 +108,24 @@ class Model(BaseModel):
     """A pydantic model that builds the models it refers to before itself (see the module's docstring)."""
 
     # The configuration of every model, which none repeats (each class's own costs time at its creation and first
-    # use). This class itself is never validated: nothing to build for it.
-    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
+    # use). This class itself is never validated: nothing to build for it. Data is read by the protocol's member
+    # names alone (a member spelled as the Python attribute is an unknown field); `__init__` takes attribute names.
+    model_config = ConfigDict(
+        defer_build=True, extra="allow", validate_by_alias=True, validate_by_name=False
+    )
+
+    if not TYPE_CHECKING:  # type checkers see the fields' own signature, as for any pydantic model
+
+        def __init__(self, /, **data: Any) -> None:
+            """Build a model from keyword arguments, each field by its Python name (`session_id`) or its member name.
+
+            Only Python code calls this: what is read from the wire (`model_validate_json`, `model_validate`, the
+            reader) takes the protocol's member names alone."""
+            __tracebackhide__ = True
+            self.__pydantic_validator__.validate_python(data, self_instance=self, by_name=True)
+
+        # pydantic then treats it as its own: validating a model from data never calls it
+        __init__.__pydantic_base_init__ = True
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -118,6 +140,11 @@ class Model(BaseModel):
                 field.metadata = [shared]
         # A subclass starts with the general `model_validate_json`, not the one its parent's validator was bound
         # to; one that a class defines for itself is left alone.
+        _SPELLED[cls] = {
+            name: field.get_default()
+            for name, field in cls.__pydantic_fields__.items()
+            if field.alias not in (None, name) and not field.is_required()
+        }
         if "model_validate_json" not in cls.__dict__ and _ours(_inherited_json(cls)):
             cls.model_validate_json = _GENERAL_JSON  # type: ignore[method-assign]
         super().__pydantic_init_subclass__(**kwargs)
@@ -252,7 +279,141 @@ class Model(BaseModel):
         # namespace is needed.
         if source is cls and cls not in _BUILDING and not cls.__pydantic_complete__:
             cls.model_rebuild(raise_errors=False, _parent_namespace_depth=0)
-        return handler(source)
+        schema = handler(source)
+        if source is cls and schema.get("type") == "model" and schema.get("cls") is cls:
+            _stop_at_first_bad_item(cls, schema)
+            _refuse_python_names(cls, schema)
+        return schema
+
+
+def arrays_in(schema: Any) -> list[dict[str, Any]]:
+    """The array schemas a field's schema validates with: itself, or inside its default, null or union choices."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind == "list":
+        return [schema]
+    if kind in ("default", "nullable"):
+        return arrays_in(schema["schema"])
+    if kind == "union":
+        return [
+            a
+            for choice in schema["choices"]
+            for a in arrays_in(choice[0] if type(choice) is tuple else choice)
+        ]
+    return []
+
+
+SKIP_ARRAYS: dict[str, frozenset[str]] = {
+    "AgentMessage": frozenset(("content",)),
+    "AgentThought": frozenset(("content",)),
+    "Annotations": frozenset(("audience",)),
+    "AuthStatusResponse": frozenset(("accounts",)),
+    "AuthStatusUpdateNotification": frozenset(("accounts",)),
+    "AvailableCommandsUpdate": frozenset(("availableCommands",)),
+    "CompactionUpdate": frozenset(("summary",)),
+    "ConfigOptionUpdate": frozenset(("configOptions",)),
+    "Diff": frozenset(("changes",)),
+    "ForkSessionResponse": frozenset(
+        (
+            "availableCommands",
+            "configOptions",
+        )
+    ),
+    "Icon": frozenset(("sizes",)),
+    "InitializeResponse": frozenset(("authMethods",)),
+    "ListSessionsResponse": frozenset(("sessions",)),
+    "MultiSelectPropertySchema": frozenset(("default",)),
+    "NewSessionResponse": frozenset(
+        (
+            "availableCommands",
+            "configOptions",
+        )
+    ),
+    "PlanItems": frozenset(("entries",)),
+    "ProviderInfo": frozenset(("supported",)),
+    "ResourceLink": frozenset(("icons",)),
+    "ResumeSessionResponse": frozenset(
+        (
+            "availableCommands",
+            "configOptions",
+        )
+    ),
+    "SessionConfigSelectGroup": frozenset(("options",)),
+    "SessionMessage": frozenset(("content",)),
+    "SetSessionConfigOptionResponse": frozenset(("configOptions",)),
+    "ToolCallUpdate": frozenset(
+        (
+            "content",
+            "locations",
+        )
+    ),
+    "UserMessage": frozenset(("content",)),
+}
+"""The skip-invalid-items arrays (by wire name) of each model class with any, by class name (models/_salvage.py)."""
+
+
+def _stop_at_first_bad_item(cls: type[Model], schema: dict[str, Any]) -> None:
+    """Make the strict read of each skip-invalid-items array of `cls` stop at its first bad item (in place).
+
+    The lenient read, which follows any refusal, reads such an array item by item and skips the bad ones; what the
+    strict read would have said about the others is never shown. Stopping at once keeps a message with many bad
+    items from costing a full list of errors, twice (models/_salvage.py)."""
+    wires: set[str] = set()
+    for base in cls.__mro__:
+        wires.update(SKIP_ARRAYS.get(base.__name__, ()))
+    fields = (
+        schema["schema"].get("fields")
+        if wires and schema["schema"].get("type") == "model-fields"
+        else None
+    )
+    for name, field in (fields or {}).items():
+        if field.get("validation_alias", name) in wires:
+            for array in arrays_in(field["schema"]):
+                array["fail_fast"] = True
+
+
+def spelled_keys(names: frozenset[str]) -> Any:
+    """The check of a model's unknown members' names in a strict read: a name in `names` (an optional field's Python
+    name, such as `idempotency_key`) is refused, as `PYTHON_NAME`.
+
+    Such a member is an unknown field, kept as sent; but pydantic would count the field of that Python name as set
+    too, so that a lossless dump (`exclude_unset=True`) wrote it (`"idempotencyKey": null`). The strict read refuses
+    it, and the lenient read, which follows, keeps it and marks the field unset (models/_salvage.py). Only a message
+    with unknown members ever calls this: the common read costs nothing more."""
+
+    def check(name: str) -> str:
+        if name in names:
+            raise PydanticCustomError(
+                PYTHON_NAME, "the Python name of a field, read as an unknown member"
+            )
+        return name
+
+    return check
+
+
+def _refuse_python_names(cls: type[Model], schema: dict[str, Any]) -> None:
+    """Give the strict schema of `cls` the check of its unknown members' names (`spelled_keys`), in place."""
+    names = frozenset(_SPELLED.get(cls) or ())
+    fields = schema["schema"]
+    allowed = fields.get("extra_behavior") or schema.get("config", {}).get("extra_fields_behavior")
+    if names and fields.get("type") == "model-fields" and allowed == "allow":
+        fields["extras_keys_schema"] = {
+            "type": "function-after",
+            "function": {"type": "no-info", "function": spelled_keys(names)},
+            "schema": {"type": "str"},
+            "metadata": {PYTHON_NAME: True},  # what the lenient read takes out
+        }
+
+
+def unspelled(model: Any) -> Any:
+    """A model read leniently, its fields named only by an unknown member of their Python name marked unset (a
+    field that holds its default: sent as its default beside the other spelling, it is written back omitted,
+    which the protocol reads alike)."""
+    extra = model.__pydantic_extra__
+    if extra:
+        for name, default in _SPELLED[type(model)].items():
+            if name in extra and model.__dict__.get(name) == default:
+                model.__pydantic_fields_set__.discard(name)
+    return model
 
 
 _GENERAL_JSON: Any = Model.__dict__["model_validate_json"]

@@ -56,16 +56,15 @@ class OtherTag:
 def select_tag(alias: str, attribute: str, known: frozenset[str]) -> Callable[[Any], str]:
     """A pydantic `Discriminator` function: the tag when it names a known variant, else the fallback's tag.
 
-    It reads the wire name from a dict (the JSON being validated) and the attribute from a model instance (a value
-    being validated or serialized). A tag that is missing or not a string also selects the fallback, whose own
-    validation then reports the problem.
+    It reads the member name from a dict (the JSON being validated: a member spelled as the Python attribute is an
+    unknown field there, not the tag) and the attribute from a model instance (a value being validated or
+    serialized). A tag that is missing or not a string also selects the fallback, whose own validation then
+    reports the problem.
     """
 
     def select(value: Any) -> str:
         if type(value) is dict:
             tag = value.get(alias)
-            if tag is None:
-                tag = value.get(attribute)
         else:
             tag = getattr(value, attribute, None)
         return tag if type(tag) is str and tag in known else UNKNOWN_TAG

@@ -10,12 +10,18 @@ ACP marks some properties as salvageable, and its SDKs honour the marks when the
 - `default-on-null`: an explicit `null` where the field takes none is dropped, as if omitted.
 
 Validation is strict first, and unchanged: a message that needs no salvage never comes here, so it costs nothing
-more. Only when a model's `model_validate_json` or `model_validate` (or the reader, acp_v2_schema.reader) refuses a
-value is it read again by a lenient validator, made on first need from the model's own core schema: each model
-class with salvageable fields is wrapped in a function that, when its fields fail, drops or skips what the rules
-allow and validates again. Nested models salvage their own fields first, so a bad value is dropped at the
-narrowest place the rules allow. Anything else (a missing required field, a malformed known union variant outside
-a salvageable place) is still an error, and the error then lists only what could not be salvaged.
+more (the strict read stops a skip-invalid-items array at its first bad item: the lenient read does the rest).
+Only when a model's `model_validate_json` or `model_validate` (or the reader, acp_v2_schema.reader) refuses a value
+is it read again by a lenient validator, made on first need from the model's own core schema: each item of a
+skip-invalid-items array is validated by a function that skips it when it fails, and each model class with
+salvageable fields is wrapped in a function that, when its fields fail, drops what the rules allow and validates
+again. Nested models salvage their own fields first, so a bad value is dropped at the narrowest place the rules
+allow. Anything else (a missing required field, a malformed known union variant outside a salvageable place) is
+still an error, and the error then lists only what could not be salvaged.
+
+Reading costs time linear in the message, and a message that needs more than `MAX_SALVAGES` salvages is refused:
+the lenient read stops at the first salvage past the limit, with a validation error (`too_many_salvages`) that
+names it. A reader answers it as any other invalid params (-32602).
 
 What was salvaged is kept with the model that was returned, and with every model inside it that holds a salvage:
 `model.model_salvaged` is a tuple of `Salvage` records (JSON path, rule, reason, the value dropped), empty for a
@@ -32,10 +38,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import SchemaValidator, from_json
+from pydantic_core import PydanticCustomError, PydanticOmit, SchemaValidator, from_json
 
 from . import _base
 from ._open_unions import error_paths
+
+MAX_SALVAGES = 100
+"""The most salvages one lenient read makes: a message that needs more is refused (`too_many_salvages`). Real
+messages need a few; the limit bounds what a hostile one costs (the read stops at the first salvage past it)."""
+
+TOO_MANY_SALVAGES = "too_many_salvages"
+"""The error type of a message refused for needing more than `MAX_SALVAGES` salvages."""
 
 DEFAULT_ON_ERROR = "default-on-error"
 SKIP_INVALID_ITEMS = "skip-invalid-items"
@@ -805,7 +818,7 @@ KEYS = frozenset(wire for fields in RULES.values() for wire in fields)
 """Every salvageable wire name: an error whose location names none of them is not read again."""
 
 _PACKAGE = __name__.rsplit(".", 1)[0]
-_ROUNDS = 4  # salvage rounds per model: each one drops or skips everything its errors name, so two suffice
+_ROUNDS = 4  # salvage rounds per model: each one drops everything its errors name, so two suffice
 _MISSING: Any = object()
 _DONE = {
     DEFAULT_ON_ERROR: "dropped a value that is not valid",
@@ -833,7 +846,8 @@ class Salvage:
 
 
 class _Session(threading.local):
-    """The salvages of the lenient read running in this thread, by the id of the model made (kept alive here)."""
+    """The lenient read running in this thread: its salvages by the id of the model made (kept alive here), the
+    items skipped by each model being validated (innermost last), and how many salvages it has made."""
 
     table: (
         dict[
@@ -841,6 +855,15 @@ class _Session(threading.local):
         ]
         | None
     ) = None
+    frames: list[list[tuple[str, Any, ValidationError]]]
+    count = 0
+
+    def __init__(self) -> None:
+        self.frames = []
+
+
+class _TooMany(Exception):  # noqa: N818  # not a ValueError: pydantic passes it on, so the read stops at once
+    """Raised inside the lenient validator at the first salvage past `MAX_SALVAGES`."""
 
 
 _SESSION = _Session()
@@ -850,11 +873,12 @@ _CLASS_RULES: dict[type, dict[str, int]] = {}
 
 
 def hopeful(error: ValidationError) -> bool:
-    """Whether any error of `error` lies under a salvageable field name (else a lenient read cannot help)."""
+    """Whether any error of `error` lies under a salvageable field name, or is an unknown member spelled as a
+    field's Python name (`_base.spelled_keys`), which the lenient read keeps (else a lenient read cannot help)."""
     return any(
-        type(part) is str and part in KEYS
-        for e in error.errors(include_url=False)
-        for part in e["loc"]
+        e["type"] == _base.PYTHON_NAME
+        or any(type(part) is str and part in KEYS for part in e["loc"])
+        for e in error.errors(include_url=False, include_context=False, include_input=False)
     )
 
 
@@ -893,12 +917,24 @@ def validate(target: Any, data: Any, *, strict: bool | None = None) -> Any:
     if validator is None:
         title = getattr(target, "__name__", None) or str(target)
         validator = _VALIDATORS[target] = _built(_lenient(_core_schema(target)), title)
-    outer, _SESSION.table = _SESSION.table, {}
+    session = _SESSION
+    outer = session.table, session.frames, session.count
+    session.table, session.frames, session.count = {}, [], 0
     try:
         value = validator.validate_python(data, strict=strict)
-        table = _SESSION.table
+        table = session.table
+    except _TooMany:
+        title = getattr(target, "__name__", None) or str(target)
+        refused = PydanticCustomError(
+            TOO_MANY_SALVAGES,
+            "needs more than {limit} salvages, the most one message may need (MAX_SALVAGES)",
+            {"limit": MAX_SALVAGES},
+        )
+        raise ValidationError.from_exception_data(
+            title, [{"type": refused, "loc": (), "input": data}]
+        ) from None
     finally:
-        _SESSION.table = outer
+        session.table, session.frames, session.count = outer
     if table:
         _collect(value, table)
     return value
@@ -962,8 +998,24 @@ def _lenient(schema: Any) -> Any:
         return schema
     out = {key: _lenient(value) for key, value in schema.items()}
     if out.get("type") == "model":
-        rules = _rules_of(out["cls"])
+        fields = out["schema"]
+        keys = fields.get("extras_keys_schema")
+        if isinstance(keys, dict) and keys.get("metadata", {}).get(_base.PYTHON_NAME):
+            # an unknown member spelled as a field's Python name is kept; the field it names stays unset
+            out["schema"] = {k: v for k, v in fields.items() if k != "extras_keys_schema"}
+            ref = out.pop("ref", None)
+            out = {
+                "type": "function-after",
+                "function": {"type": "no-info", "function": _base.unspelled},
+                "schema": out,
+                **({"ref": ref} if ref is not None else {}),
+            }
+            inner = out["schema"]
+        else:
+            inner = out
+        rules = _rules_of(inner["cls"])
         if rules:
+            _skip_items(inner, rules)
             ref = out.pop("ref", None)
             wrapper: dict[str, Any] = {
                 "type": "function-wrap",
@@ -976,105 +1028,185 @@ def _lenient(schema: Any) -> Any:
     return out
 
 
+def _skip_items(model: dict[str, Any], rules: dict[str, int]) -> None:
+    """In a (copied) model schema, every item of a skip-invalid-items array validated by `_skipper`, and the array
+    read to its end (the strict schema stops it at its first bad item)."""
+    fields = (
+        model["schema"].get("fields") if model["schema"].get("type") == "model-fields" else None
+    )
+    for name, field in (fields or {}).items():
+        wire = field.get("validation_alias", name)
+        if type(wire) is str and rules.get(wire, 0) & _SKIP:
+            for array in _base.arrays_in(field["schema"]):
+                array["fail_fast"] = False
+                array["items_schema"] = {
+                    "type": "function-wrap",
+                    "function": {"type": "no-info", "function": _skipper(wire)},
+                    "schema": array.get("items_schema", {"type": "any"}),
+                }
+
+
+def _skipper(key: str) -> Any:
+    """The validator of one item of the skip-invalid-items array `key`: an item that fails is left out, and noted
+    in the frame of the model that holds the array (the innermost one being validated)."""
+
+    def skip(item: Any, handler: Any) -> Any:
+        try:
+            return handler(item)
+        except ValidationError as error:
+            session = _SESSION
+            if not session.frames:
+                raise
+            session.frames[-1].append((key, item, error))
+            session.count += 1
+            if session.count > MAX_SALVAGES:
+                raise _TooMany from None
+            raise PydanticOmit from None
+
+    return skip
+
+
 def _rules_of(cls: type) -> dict[str, int]:
-    """The rules of a model class: its own and those of the package's classes it derives from, by wire name and
-    by attribute name (a message may name a field either way)."""
+    """The rules of a model class: its own and those of the package's classes it derives from, by wire name (the
+    only name a message may give a field)."""
     found = _CLASS_RULES.get(cls)
     if found is None:
         found = {}
         for base in reversed(cls.__mro__):
             if base.__module__.startswith(_PACKAGE):
                 found.update(RULES.get(base.__name__, {}))
-        for name, field in getattr(cls, "__pydantic_fields__", {}).items():
-            if field.alias in found:
-                found.setdefault(name, found[field.alias])
         _CLASS_RULES[cls] = found
     return found
 
 
 def _salvager(rules: dict[str, int]) -> Any:
     def salvage(data: Any, handler: Any) -> Any:
+        session = _SESSION
+        frame: list[tuple[str, Any, ValidationError]] = []
+        session.frames.append(frame)
+        done = False
         try:
-            return handler(data)
-        except ValidationError as error:
-            if type(data) is not dict:
-                raise
-            return _salvaged(data, handler, error, rules)
+            try:
+                model = handler(data)
+                current, records = data, []
+            except ValidationError as error:
+                if type(data) is not dict:
+                    raise
+                model, current, records = _salvaged(data, handler, error, rules, frame)
+            done = True
+        finally:
+            session.frames.pop()
+            if (
+                not done
+            ):  # the model failed after all: its skipped items are not salvages of the message
+                session.count -= len(frame)
+        if frame:
+            origin: dict[str, list[int]] = {}
+            records = records + _skipped(current, frame, origin)
+        else:
+            origin = {}
+        if records and session.table is not None:
+            session.table[id(model)] = (model, records, origin)
+        return model
 
     return salvage
 
 
-def _reason(error: ValidationError, key: str, index: int | None) -> str:
-    """Why the value under `key` (its item `index`) failed: its first error, as a reader shows errors (union
-    labels left out, a known variant's own errors before the fallback's refusal of its tag)."""
-    start = 1 if index is None else 2
-    mine = [
-        (loc[start:], msg)
-        for loc, msg in error_paths(error.errors(include_url=False))
-        if loc[:1] == (key,) and (index is None or loc[1:2] == (index,))
-    ]
-    if not mine:
+def _skipped(
+    data: dict[str, Any],
+    frame: list[tuple[str, Any, ValidationError]],
+    origin: dict[str, list[int]],
+) -> list[tuple[tuple[str | int, ...], str, str, Any]]:
+    """The records of the items skipped while `data` was validated into a model, each at its index in the input;
+    `origin` gets, for each array, the input index of each item kept.
+
+    Items are validated in order and each is the very object of the input, so the skipped ones are found by
+    identity, in one pass (an item kept that is the same object as a skipped one would be the same value, which
+    validates alike)."""
+    by_key: dict[str, list[tuple[Any, ValidationError]]] = {}
+    for key, item, error in frame:
+        by_key.setdefault(key, []).append((item, error))
+    records: list[tuple[tuple[str | int, ...], str, str, Any]] = []
+    for key, gone in by_key.items():
+        items = data.get(key)
+        if type(items) is not list:
+            continue
+        kept = []
+        at = 0
+        for index, item in enumerate(items):
+            if at < len(gone) and item is gone[at][0]:
+                records.append(((key, index), SKIP_INVALID_ITEMS, _item_reason(gone[at][1]), item))
+                at += 1
+            else:
+                kept.append(index)
+        origin[key] = kept
+    return records
+
+
+def _shallowest(found: list[tuple[tuple[Any, ...], str]]) -> str:
+    """The message of the shallowest of some errors (location, message), as a reader shows errors."""
+    if not found:
         return "not valid"
     # the shallowest error, the last of those: of a union's choices, the open one (`str` of an open enum) comes last
-    loc, message = min(reversed(mine), key=lambda found: len(found[0]))
+    loc, message = min(reversed(found), key=lambda pair: len(pair[0]))
     inner = ".".join(str(part) for part in loc)
     return f"{inner}: {message}" if inner else message
 
 
+def _item_reason(error: ValidationError) -> str:
+    """Why an item failed: its first error, as a reader shows errors (union labels left out, a known variant's
+    own errors before the fallback's refusal of its tag)."""
+    return _shallowest(error_paths(error.errors(include_url=False)))
+
+
 def _salvaged(
-    data: dict[str, Any], handler: Any, error: ValidationError, rules: dict[str, int]
-) -> Any:
-    """The model made of `data` once the fields its errors name are salvaged as their rules allow (see the module
-    docstring); raises the last error when something is left that no rule salvages."""
+    data: dict[str, Any],
+    handler: Any,
+    error: ValidationError,
+    rules: dict[str, int],
+    frame: list[tuple[str, Any, ValidationError]],
+) -> tuple[Any, dict[str, Any], list[tuple[tuple[str | int, ...], str, str, Any]]]:
+    """The model made of `data` once the fields its errors name are dropped as their rules allow (see the module
+    docstring), with the data it was made of and the records; raises the last error when something is left that
+    no rule salvages. Each attempt fills `frame` (the items skipped) anew."""
+    session = _SESSION
     current = data
     records: list[tuple[tuple[str | int, ...], str, str, Any]] = []
-    origin: dict[str, list[int]] = {}  # by field: the index in the input of each item kept
     for _ in range(_ROUNDS):
+        # the errors under each salvageable field, in one pass (each location from the field's name on)
+        by_key: dict[str, list[tuple[tuple[Any, ...], str]]] = {}
+        for loc, message in error_paths(error.errors(include_url=False)):
+            if loc and type(loc[0]) is str and rules.get(loc[0], 0):
+                by_key.setdefault(loc[0], []).append((loc[1:], message))
         drops: dict[str, tuple[str, str]] = {}
-        skips: dict[str, dict[int, str]] = {}
-        for e in error.errors(include_url=False):
-            loc = e["loc"]
-            key = loc[0] if loc else None
-            flags = rules.get(key, 0) if type(key) is str else 0
-            value = current.get(key, _MISSING) if flags else _MISSING
+        for key, found in by_key.items():
+            flags = rules[key]
+            value = current.get(key, _MISSING)
             if value is None and flags & _ON_NULL:
-                drops.setdefault(key, (DEFAULT_ON_NULL, "null is not a value of this field"))
-            elif flags & _SKIP and len(loc) > 1 and type(loc[1]) is int and type(value) is list:
-                if loc[1] not in skips.setdefault(key, {}):
-                    skips[key][loc[1]] = _reason(error, key, loc[1])
-            elif flags & _ON_ERROR and value is not _MISSING and key not in drops:
-                drops[key] = (DEFAULT_ON_ERROR, _reason(error, key, None))
-        if not drops and not skips:
+                drops[key] = (DEFAULT_ON_NULL, "null is not a value of this field")
+            elif flags & _ON_ERROR and value is not _MISSING:
+                drops[key] = (DEFAULT_ON_ERROR, _shallowest(found))
+        if not drops:
             raise error
         current = dict(current)
         for key, (rule, reason) in drops.items():
-            skips.pop(key, None)  # the whole value goes
             records.append(((key,), rule, reason, current[key]))
-            origin.pop(key, None)
+            session.count += 1
+            if session.count > MAX_SALVAGES:
+                raise _TooMany
             if rule == DEFAULT_ON_ERROR and rules[key] & _REQUIRED:
                 current[key] = []
             else:
                 del current[key]
-        for key, bad in skips.items():
-            items = current[key]
-            was = origin.get(key) or list(range(len(items)))
-            kept = []
-            for index, item in enumerate(items):
-                if index in bad:
-                    records.append(((key, was[index]), SKIP_INVALID_ITEMS, bad[index], item))
-                else:
-                    kept.append(index)
-            current[key] = [items[i] for i in kept]
-            origin[key] = [was[i] for i in kept]
+        session.count -= len(
+            frame
+        )  # the items skipped in the failed attempt are skipped again in the next
+        frame.clear()
         try:
-            model = handler(current)
+            return handler(current), current, records
         except ValidationError as again:
             error = again
-            continue
-        table = _SESSION.table
-        if table is not None:
-            table[id(model)] = (model, records, origin)
-        return model
+    session.count -= len(records)
     raise error
 
 

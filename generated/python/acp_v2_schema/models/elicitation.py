@@ -2,12 +2,12 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, Tag
+from pydantic import Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
 
 from ._base import Meta as _Meta
 from ._base import Model as _Model
-from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag
+from ._open_unions import KNOWN_VARIANTS, OTHER_VARIANT, OtherTag, select_tag
 
 
 class BooleanPropertySchema(_Model):
@@ -757,7 +757,23 @@ The params of elicitation/create: the Agent asks the user for input, through a f
 
 CreateElicitationRequest = TypeAliasType(
     "CreateElicitationRequest",
-    CreateElicitationRequestForm | CreateElicitationRequestUrl | OtherCreateElicitationRequest,
+    Annotated[
+        Annotated[CreateElicitationRequestForm, Tag("form")]
+        | Annotated[CreateElicitationRequestUrl, Tag("url")]
+        | Annotated[OtherCreateElicitationRequest, Tag("__unknown__")],
+        Discriminator(
+            select_tag(
+                "mode",
+                "mode",
+                frozenset(
+                    (
+                        "form",
+                        "url",
+                    )
+                ),
+            )
+        ),
+    ],
 )
 """
 The params of elicitation/create: the Agent asks the user for input, through a form or a URL, scoped to a session or to a request.
