@@ -81,7 +81,11 @@ _TABLE: tuple[Code, ...] = (
     Code("unknown-type", "types", "a $ref, params or result names a type that is not defined"),
     Code("ref-cycle", "types", "types that are nothing but $refs to each other, so no value can have them"),
     Code("invalid-envelope", "types", "an x-envelope declaration names no known message kind or sender"),
-    Code("invalid-envelope-order", "types", "an envelope's order leaves out, repeats or invents one of its methods"),
+    Code(
+        "invalid-envelope-order",
+        "types",
+        "an envelope's order repeats or invents a method, or a response envelope has one",
+    ),
     Code("fallback-name-taken", "types", "a type takes the name generated for the fallback variant of an open union"),
     Code(
         "invalid-inline-variant", "types", "x-inline in a discriminator lists a tag the union's mapping does not have"

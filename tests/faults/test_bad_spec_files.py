@@ -329,8 +329,6 @@ def test_envelope_declaration_with_a_bad_message(tmp_path: Path, value: str) -> 
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [
-        # a carried method left out of the order
-        ("        - session/cancel\n", "", "the notification 'session/cancel' travels in this envelope"),
         # a method listed twice
         ("        - session/cancel\n", "        - session/cancel\n        - session/cancel\n", "listed twice"),
         # a name that is no method of the envelope

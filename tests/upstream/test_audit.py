@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,21 @@ def test_the_command_line_needs_both_published_files(upstream: Upstream, tmp_pat
     assert run.status == 2 and "pass it with --stable" in run.err, run.out + run.err
     paired = run_generator("audit", str(alone), "--stable", str(upstream.stable_path), "--root", str(ROOT))
     assert paired.status == 0, paired.out + paired.err
+
+
+def test_a_method_the_envelope_order_leaves_out_follows_and_the_audit_names_it(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """A method of ours needs no place in ACP's order (it follows the listed ones); an ACP method left out of it
+    generates, and the audit names it out of its published place."""
+    root = tmp_path / "repo"
+    shutil.copytree(SPEC, root / "spec", symlinks=True)
+    envelopes = root / "spec/types/envelopes.yaml"
+    text = envelopes.read_text(encoding="utf-8")
+    assert text.count("        - initialize\n") == 1
+    envelopes.write_text(text.replace("        - initialize\n", "", 1), encoding="utf-8")
+    assert run_generator("validate", "--root", str(root)).status == 0
+    lines = {
+        d.line() for d in audit.run_audit(root / "spec", root, upstream.unstable_path, upstream.stable_path).unlisted
+    }
+    assert any("another order" in line for line in lines), lines
