@@ -48,6 +48,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -56,7 +57,7 @@ from acp_v2_schema.protocol import KnownErrorCode as Code
 from acp_v2_schema.reader import KEY_PARAMS, Invalid, MessageReader, Notification, Request, line_too_long
 
 from . import jsonrpc
-from .agent_db import DatabaseRefused, insert_user_message, open_store
+from .agent_db import DatabaseRefused, insert_user_message, is_url, open_store, redacted, sql
 from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
 from .idempotency.keys import InvalidKey, KeyReused, validate_key
@@ -72,6 +73,10 @@ RELEASE = "_conformance/release"  # the test hook's notification (an extension m
 LOCK_WAIT_SECONDS = 2.0
 _FIRST_RETRY_SECONDS = 0.005
 _LAST_RETRY_SECONDS = 0.05
+# How long the Agent's own call to a database server (`--db postgresql://...`) may take before its request gets
+# -32603 (or its turn ends in error): a server that is slow, frozen or unreachable costs one bounded answer.
+STORE_WAIT_SECONDS = 5.0
+STORE_THREADS = 32  # worker threads for a server's calls: those stuck on a frozen server leave others free
 # The kinds of history replay (`replayFrom.type`) this Agent implements; any other is refused with -32602.
 REPLAY_KINDS = frozenset({"start"})
 
@@ -103,13 +108,19 @@ class Agent:
     ) -> None:
         self.offers = offers
         self.store = open_store(db, lease=lease, busy_timeout=LOCK_WAIT_SECONDS)  # a bounded wait at startup
-        # From here on, a locked database fails each try at once and `stored` awaits the next, never the loop.
-        self.store.connection().execute("PRAGMA busy_timeout = 0")
-        # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
+        # A database server (`--db postgresql://...`) is reached over the network and shared with other Agents: its
+        # calls run in worker threads, each bounded by STORE_WAIT_SECONDS, so a slow or frozen server never holds up
+        # the lines that need no store.
+        self.remote = is_url(db)
+        if not self.remote:
+            # From here on, a locked database fails each try at once and `stored` awaits the next, never the loop.
+            self.store.connection().execute("PRAGMA busy_timeout = 0")
+        # SQLite's calls run on the event loop, as every other write of this Agent does: a transaction on the local
         # file takes microseconds, less than handing it to a worker thread and back.
-        self.ledger = KeyLedger(self.store, threaded=False)
+        self.ledger = KeyLedger(self.store, threaded=self.remote)
         # The generated reader classifies every line. This Agent sends no requests, so it remembers none; it refuses
-        # what JSON cannot write back, acts on the parsed params (`raw`), and with --ignore-keys never sees a key.
+        # what JSON cannot write back, acts on the parsed params (`raw`; what a lenient read salvaged is dropped, see
+        # `_validated`), and with --ignore-keys never sees a key.
         self.reader = MessageReader(remember_requests=False, strict_json=True, keep_raw=True, ignore_keys=ignore_keys)
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
@@ -143,6 +154,8 @@ class Agent:
         self.send({"method": M.SESSION_UPDATE, "params": {"sessionId": session_id, "update": update}})
 
     async def serve(self) -> None:
+        if self.remote:  # store calls wait in threads; enough of them that a stalled server cannot starve the rest
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(STORE_THREADS, "store"))
         reader = jsonrpc.LineReader(read_stdin())
         while (line := await reader.next_line()) is not None:
             try:
@@ -163,7 +176,7 @@ class Agent:
         for message in found:
             if isinstance(message, Request):
                 log(f"<- {message.method!a} id={message.id!a}")
-                self.dispatch(message.id, message.method, message.raw.get("params"))
+                self.dispatch(message.id, message.method, _validated(message))
             elif isinstance(message, Notification):
                 log(f"<- {message.method!a} id=None")
                 self.on_notification(message.method, message.raw.get("params"))
@@ -276,10 +289,27 @@ class Agent:
             "_meta": {HOOKS_KEY: {"offers": list(self.offers)}},
         }
 
-    async def stored(self, call: Callable[[], Awaitable[T]] | Callable[[], T]) -> T:
-        """`call()` (awaited when it gives an awaitable), tried again while another process holds the database
-        lock, for at most LOCK_WAIT_SECONDS; then RpcError -32603. Only the waits between tries are awaited, so
-        the request stays cancellable and every other line is served meanwhile."""
+    async def stored(self, call: Callable[[], T]) -> T:
+        """The Agent's own database work (`call()`, which uses the store's connection), in bounded time.
+
+        SQLite: tried again while another process holds the database lock, for at most LOCK_WAIT_SECONDS. A
+        database server: run in a worker thread, waited for at most STORE_WAIT_SECONDS. Then RpcError -32603."""
+        if not self.remote:
+            return await self.locked(call)
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(call), STORE_WAIT_SECONDS)
+        except TimeoutError:
+            raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time") from None
+
+    async def keyed(self, call: Callable[[], Awaitable[T]]) -> T:
+        """A ledger call: on SQLite tried again while the file is locked; on a server the ledger's own threads and
+        the store's timeouts bound it."""
+        return await (call() if self.remote else self.locked(call))
+
+    async def locked(self, call: Callable[[], Awaitable[T]] | Callable[[], T]) -> T:
+        """`call()` (awaited when it gives an awaitable), tried again while another process holds the SQLite
+        file's lock, for at most LOCK_WAIT_SECONDS; then RpcError -32603. Only the waits between tries are awaited,
+        so the request stays cancellable and every other line is served meanwhile."""
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         delay = _FIRST_RETRY_SECONDS
         while True:
@@ -296,12 +326,13 @@ class Agent:
             await asyncio.sleep(delay)
             delay = min(delay * 2, _LAST_RETRY_SECONDS)
 
-    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
-        return self.store.connection().execute(sql, args).fetchall()
+    def _read(self, text: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        conn = self.store.connection()
+        return list(conn.execute(sql(conn, text), args).fetchall())
 
-    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+    def _write(self, text: str, args: tuple[Any, ...]) -> None:
         with self.store.transaction() as conn:
-            conn.execute(sql, args)
+            conn.execute(sql(conn, text), args)
 
     async def session_new(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = f"sess_{uuid.uuid4().hex[:16]}"
@@ -385,7 +416,7 @@ class Agent:
             if hold is not None:
                 await hold.wait()
 
-        def write(conn: sqlite3.Connection, message_id: str) -> None:
+        def write(conn: Any, message_id: str) -> None:
             insert_user_message(conn, sid, message_id, prompt)
             wrote.append(message_id)
 
@@ -396,7 +427,7 @@ class Agent:
             assert task is not None
             session.held.add(task)
             try:
-                message_id = await self.stored(
+                message_id = await self.keyed(
                     lambda: self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
                 )
             finally:
@@ -405,7 +436,7 @@ class Agent:
             # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
             needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
             step = prepare if needs_prepare else None
-            message_id = await self.stored(
+            message_id = await self.keyed(
                 lambda: self.ledger.submit(sid, key, rid, prompt=prompt, prepare=step, write=write)
             )
         fresh = bool(wrote)  # False for a retry, and for an attempt that joined another one
@@ -462,6 +493,16 @@ KEY_ERROR_REASONS: dict[type[LedgerError], str] = {InvalidKey: "malformed-key", 
 """The `reason` of the InvalidParamsErrorData sent with each key error (the spec's words)."""
 
 
+def _validated(message: Request) -> Any:
+    """The params a request is acted on with: as sent, or, when the lenient read salvaged something, as the model
+    writes them. What was set aside is then dropped before anything is stored, replayed or compared, so the
+    Agent's own updates hold only valid values, and a retry sent as the models write it is the same prompt."""
+    model = message.params
+    if getattr(model, "model_salvaged", ()):
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return message.raw.get("params")
+
+
 def _key_error_data(method: str, params: Any) -> dict[str, Any] | None:
     """The data of a -32602 answer whose params hold a key that is not a valid idempotency key, else None."""
     name = KEY_PARAMS.get(method)
@@ -484,7 +525,7 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
 
 def _internal_message(exc: BaseException) -> str:
     """The message of a -32603 answer: what kind of failure it was, never data from the request."""
-    if isinstance(exc, sqlite3.Error):
+    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("psycopg"):
         return f"Internal error: the database failed ({type(exc).__name__})"
     return "Internal error"
 
@@ -559,7 +600,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.reference_agent", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--db", required=True, help="SQLite file for sessions, messages and keys")
+    parser.add_argument(
+        "--db",
+        required=True,
+        help="where sessions, messages and keys live: an SQLite file, or a postgresql:// URL that several Agents share",
+    )
     parser.add_argument("--ignore-keys", action="store_true", help="ignore idempotencyKey (to prove the runner fails)")
     parser.add_argument(
         "--lease", type=_seconds, default=30.0, help="seconds before an abandoned claim expires (a positive number)"
@@ -577,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
             args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after, offers=args.offers
         )
     except DatabaseRefused as exc:
-        print(f"{parser.prog}: cannot use --db {args.db}: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: cannot use --db {redacted(args.db)}: {exc}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(agent.serve())
