@@ -501,3 +501,35 @@ def test_a_cancel_on_another_agent_withdraws_the_held_prompt_on_every_agent(url)
                 await agent.close()
 
     run(scenario())
+
+
+def test_frozen_server_cancels_that_need_no_store_are_answered_at_once(url, cluster):
+    async def scenario() -> None:
+        (a,) = await asyncio.gather(Agent.start("A", url))
+        try:
+            session_id = await new_session([a])
+            unkeyed = {"sessionId": session_id, "prompt": [{"type": "text", "text": "unkeyed"}]}
+            held = a.send("session/prompt", {**unkeyed, "_meta": {HOOKS: {"holdInsert": True}}})
+            working = await a.call("session/prompt", prompt(session_id, f"k-{uuid.uuid4()}", "turn", holdWork=True))
+            assert "result" in working, working
+            await asyncio.sleep(0.5)
+            rid = next(r for r, f in a.answers.items() if f is held)
+            cluster.freeze()
+            try:
+                started = time.monotonic()
+                a.notify("$/cancel_request", {"requestId": rid})  # an unkeyed prompt not inserted yet
+                answer = await asyncio.wait_for(held, STALL_BOUND)
+                assert answer.get("error", {}).get("code") == CANCELLED, answer
+                a.notify("session/cancel", {"sessionId": session_id})  # the running turn
+                while not any(
+                    u["params"]["update"].get("stopReason") == "cancelled" for u in a.updates if "params" in u
+                ):
+                    assert time.monotonic() - started < STALL_BOUND, "the turn was not cancelled in time"
+                    await asyncio.sleep(0.05)
+            finally:
+                cluster.thaw()
+            assert user_messages(url, session_id) == {"turn": [working["result"]["messageId"]]}
+        finally:
+            await a.close()
+
+    run(scenario())
