@@ -76,6 +76,7 @@ _LAST_RETRY_SECONDS = 0.05
 # How long the Agent's own call to a database server (`--db postgresql://...`) may take before its request gets
 # -32603 (or its turn ends in error): a server that is slow, frozen or unreachable costs one bounded answer.
 STORE_WAIT_SECONDS = 5.0
+FINISH_SECONDS = 2 * STORE_WAIT_SECONDS  # at the end of the input, how long a keyed insertion under way may take
 STORE_THREADS = 32  # worker threads for a server's calls: those stuck on a frozen server leave others free
 # The kinds of history replay (`replayFrom.type`) this Agent implements; any other is refused with -32602.
 REPLAY_KINDS = frozenset({"start"})
@@ -125,6 +126,7 @@ class Agent:
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
         self.requests: dict[Hashable, asyncio.Task[Any]] = {}
+        self.keyed_ids: set[Hashable] = set()  # the ids of keyed prompts in flight
         self.out = getattr(sys.stdout, "buffer", None)
         self.closed = self.out is None  # stdout closed at start: nothing can be answered, but the input is read
 
@@ -164,8 +166,26 @@ class Agent:
                 log(f"error reading a line: {type(exc).__name__}")
                 self.fail(None, Code.INTERNAL_ERROR, "Internal error")
             await asyncio.sleep(0)  # let the request start before the next line, so a cancel finds it registered
-        for task in list(self.requests.values()):
-            task.cancel()
+        await self.finish()
+
+    async def finish(self) -> None:
+        """The end of the input: requests still running are withdrawn or cancelled (-32800), except a keyed prompt
+        in the middle of its insertion, which may finish (for at most FINISH_SECONDS) so that its answer is true.
+        After that nothing more is written: an answer left out is a lost answer, which a Client can handle, never a
+        false one."""
+        for rid, task in list(self.requests.items()):
+            if rid in self.keyed_ids:
+                self.ledger.cancel(rid)  # withdrawn unless it is being inserted
+            else:
+                task.cancel()
+        running = [task for task in self.requests.values() if not task.done()]
+        if running:
+            await asyncio.wait(running, timeout=FINISH_SECONDS)
+        self.closed = True
+        if self.remote and any(not task.done() for task in running):
+            # Worker threads wait on a server that does not answer; the process need not wait for them (the server
+            # rolls back whatever they had not committed when their connections close).
+            os._exit(0)
 
     def receive(self, line: bytes | jsonrpc.Oversized) -> None:
         """Handle one line: answer it at once when it is not a valid call, else start its work.
@@ -220,7 +240,9 @@ class Agent:
                 hold = session.release
         task = asyncio.get_running_loop().create_task(self.answer(rid, method, params, hold))
         self.requests[rid] = task
-        task.add_done_callback(lambda _: self.requests.pop(rid, None))
+        if method == M.SESSION_PROMPT and params.get(KEY_PARAMS.get(method, "")) is not None:
+            self.keyed_ids.add(rid)  # at the end of the input it is withdrawn through the ledger, never cut off
+        task.add_done_callback(lambda _: (self.requests.pop(rid, None), self.keyed_ids.discard(rid)))
 
     async def answer(self, rid: Any, method: str, params: dict[str, Any], hold: asyncio.Event | None) -> None:
         handler = HANDLERS[method]
