@@ -1,9 +1,11 @@
-"""A small ACP v2 Agent over stdio, built on the key ledger with the SQLite store: the conformance reference.
+"""A small ACP v2 Agent over stdio, built on the key ledger with an SQL store: the conformance reference.
 
     python -m acp_v2_runtime.reference_agent --db agent.db [--ignore-keys] [--lease SECONDS] [--offers NAMES]
+    python -m acp_v2_runtime.reference_agent --db postgresql://user@host/agents ...
 
-It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file,
-so a restarted process (or a second one) sees what the first inserted. It handles `initialize`, `session/new`,
+It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file or
+one PostgreSQL database (`--db` a `postgresql://` URL, whose password is never shown), so a restarted process, or
+any other one on the same database, sees what the first inserted: several Agents can serve one Client. It handles `initialize`, `session/new`,
 `session/resume` (replays the stored messages when `replayFrom` asks, then reports the state), `session/list`,
 `session/close`, `session/prompt`, `session/cancel` and `$/cancel_request`. Work is deliberately tiny:
 `running`, one `agent_message`, `idle`.
@@ -28,8 +30,10 @@ before any work. Those answers carry the request's id when it was valid, else nu
 the Client are never answered, nor are notifications. A `--db` file that exists but is not this Agent's database
 (empty, corrupted, another program's) is refused at startup with one line on stderr and exit status 2. Standard
 input may be of any kind (a regular file, /dev/null, closed): it is read to its end, then the process exits.
-Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, then -32603;
-a failed write ends the request with -32603, or the turn with the `idle` state and stopReason `error`.
+Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, a database
+server's call is waited for at most STORE_WAIT_SECONDS (in a worker thread), then -32603; a failed write ends the
+request with -32603, or the turn with the `idle` state and stopReason `error`. A prompt the generated models read
+only by salvaging (ACP's lenient rules) is acted on, stored and replayed without what they set aside.
 """
 
 from __future__ import annotations

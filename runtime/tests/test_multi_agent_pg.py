@@ -31,7 +31,7 @@ from agent_client import INITIALIZE, agent_command, environment
 from pg_cluster import Cluster, shared_cluster
 
 from acp_v2_runtime.conformance import handshake_key, load_traces
-from acp_v2_runtime.reference_agent import STORE_WAIT_SECONDS
+from acp_v2_runtime.reference_agent import FINISH_SECONDS, STORE_WAIT_SECONDS
 
 ANSWER_BOUND = 60.0  # seconds within which every attempt must be answered, whatever happens to the server
 LEASE = "2"  # seconds: a killed holder's claim runs out quickly, yet outlives a busy machine's hiccups
@@ -529,6 +529,32 @@ def test_frozen_server_cancels_that_need_no_store_are_answered_at_once(url, clus
             finally:
                 cluster.thaw()
             assert user_messages(url, session_id) == {"turn": [working["result"]["messageId"]]}
+        finally:
+            await a.close()
+
+    run(scenario())
+
+
+def test_frozen_server_closing_the_input_ends_the_agent_in_bounded_time(url, cluster):
+    async def scenario() -> None:
+        (a,) = await asyncio.gather(Agent.start("A", url))
+        try:
+            session_id = await new_session([a])
+            held = a.send("session/prompt", prompt(session_id, f"k-{uuid.uuid4()}", "held", holdInsert=True))
+            await asyncio.sleep(0.5)
+            cluster.freeze()
+            try:
+                listing = a.send("session/list", {})  # its worker thread waits on the frozen server
+                await asyncio.sleep(0.2)
+                assert a.proc.stdin is not None
+                a.proc.stdin.close()
+                await asyncio.wait_for(a.proc.wait(), FINISH_SECONDS + STALL_BOUND)
+            finally:
+                cluster.thaw()
+            # Whatever was answered is true: the held prompt was withdrawn, the listing cut off or refused.
+            assert (await held).get("error", {}).get("code") in (CANCELLED, None), held.result()
+            assert "result" not in await listing
+            assert user_messages(url, session_id) == {}
         finally:
             await a.close()
 
