@@ -5,10 +5,10 @@
 
 It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file or
 one PostgreSQL database (`--db` a `postgresql://` URL, whose password is never shown), so a restarted process, or
-any other one on the same database, sees what the first inserted: several Agents can serve one Client. It handles `initialize`, `session/new`,
-`session/resume` (replays the stored messages when `replayFrom` asks, then reports the state), `session/list`,
-`session/close`, `session/prompt`, `session/cancel` and `$/cancel_request`. Work is deliberately tiny:
-`running`, one `agent_message`, `idle`.
+any other one on the same database, sees what the first inserted: several Agents can serve one Client. It
+handles `initialize`, `session/new`, `session/resume` (replays the stored messages when `replayFrom` asks, then
+reports the state), `session/list`, `session/close`, `session/prompt`, `session/cancel` and `$/cancel_request`.
+Work is deliberately tiny: `running`, one `agent_message`, `idle`.
 
 Test hooks, for the conformance traces only, ride in the prompt's `_meta["acp-v2-retry/conformance"]` (the
 handshake key of the traces document): `holdInsert` keeps the prompt before insertion and `holdWork` keeps the
