@@ -354,6 +354,13 @@ class Agent:
 
     def _read(self, text: str, args: tuple[Any, ...] = ()) -> list[Any]:
         conn = self.store.connection()
+        try:
+            return list(conn.execute(sql(conn, text), args).fetchall())
+        except Exception:
+            if not getattr(conn, "broken", False):
+                raise
+        # The server dropped this connection (a restart): a read can safely go again, on a new one.
+        conn = self.store.connection()
         return list(conn.execute(sql(conn, text), args).fetchall())
 
     def _write(self, text: str, args: tuple[Any, ...]) -> None:

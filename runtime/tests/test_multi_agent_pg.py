@@ -336,6 +336,10 @@ def test_server_restarted_under_load_every_outcome_is_true(url, cluster, mode):
             await asyncio.sleep(0.3)
             await asyncio.to_thread(cluster.restart, mode)
             await asyncio.wait_for(load, ANSWER_BOUND * 3)
+            for agent in started:  # a read finds its connection dropped, and goes again on a new one
+                for _ in range(3):
+                    listed = await agent.call("session/list", {})
+                    assert "result" in listed, f"{agent.name}: {listed}"
             await _recovered(started, session_id, outcomes)
             check_outcomes(url, session_id, outcomes, started)
         finally:
