@@ -13,11 +13,17 @@ Within one ledger (one process), every attempt with the same (session, key) join
 same outcome: the same messageId, the same error, or -32800 when any of them is cancelled before insertion.
 Across processes the store decides: one claim wins and the others wait for its record; a claim whose owner
 died runs out under its lease and the next attempt takes it over.
+
+A cancel reaches the other processes through the store: the ledger counts a withdrawal on the key's row (`withdraw`),
+the claim holder checks that count in the transaction of its insert, and every attempt that was waiting in the store
+when the withdrawal was recorded finds the count grown and is answered -32800. An attempt is pending in the store
+from its first store call; one that reaches the store after the withdrawal is a new attempt for an unused key.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
@@ -42,6 +48,27 @@ Prepare = Callable[[], Awaitable[None]]
 """Pre-insertion work (hooks, waiting for a turn). Cancellable until it returns; an exception releases the key."""
 
 
+class Submitted(str):
+    """What `submit` returns: the messageId (this object is that string), and whether this attempt inserted it.
+
+    `inserted` is True for the one attempt whose call wrote the message, and False for a retry, for an attempt
+    that joined another one, and when another process inserted it. An Agent starts its round of work when it is
+    True, so a retry never starts a second one.
+    """
+
+    inserted: bool
+
+    def __new__(cls, message_id: str, inserted: bool = False) -> Submitted:
+        self = super().__new__(cls, message_id)
+        self.inserted = inserted
+        return self
+
+    @property
+    def message_id(self) -> str:
+        """The messageId as a plain str."""
+        return str.__str__(self)
+
+
 class _Pending:
     """A key with attempts in flight in this process.
 
@@ -50,20 +77,47 @@ class _Pending:
     reads the store's answer itself.
     """
 
-    __slots__ = ("fingerprint", "future", "inserting", "stored", "task")
+    __slots__ = (
+        "fingerprint",
+        "future",
+        "gone",
+        "holding",
+        "inserted",
+        "inserting",
+        "seen",
+        "stored",
+        "task",
+        "withdrawn",
+    )
 
-    def __init__(self, fingerprint: Fingerprint | str | None, stored: object, *, inserting: bool = False) -> None:
+    def __init__(
+        self,
+        fingerprint: Fingerprint | str | None,
+        stored: object,
+        *,
+        inserting: bool = False,
+        seen: int | None = None,
+    ) -> None:
         self.fingerprint = fingerprint  # what this process compares a store's row with
         self.stored = stored  # what the store is given to keep: the prompt itself, or its digest (KeyLedger._stored)
         self.future: asyncio.Future[str] | None = None
         self.task: asyncio.Task[str] | None = None
-        self.inserting = inserting
+        self.inserting = inserting  # the call that may insert is under way: a cancel no longer withdraws
+        self.inserted = False  # this process inserted the message (the first attempt says so)
+        self.holding = False  # this process holds the key's claim in the store
+        self.seen: int | None = seen  # the key's withdrawal count when this process first reached the store
+        self.withdrawn = False  # cancelled: the withdrawal is being recorded
+        self.gone: asyncio.Event | None = None  # set once the withdrawal is recorded (or failed) and the slot is free
 
     def outcome(self) -> asyncio.Future[str]:
         """The future that the joined attempts wait on, made the first time it is asked for."""
         if self.future is None:
             self.future = asyncio.get_running_loop().create_future()
         return self.future
+
+
+def _answered(pending: _Pending) -> bool:
+    return pending.future is not None and pending.future.done()
 
 
 class KeyLedger:
@@ -95,6 +149,7 @@ class KeyLedger:
         self.owner = owner or uuid.uuid4().hex  # who holds our claims: one id per ledger, so per process
         self._pending: dict[tuple[str, str], _Pending] = {}
         self._by_attempt: dict[Hashable, tuple[str, str]] = {}
+        self._withdrawals: set[asyncio.Task[None]] = set()
         # Blocking stores run in a worker thread unless the caller says its loop may wait for them (`threaded`).
         self._threaded = getattr(store, "blocking", True) if threaded is None else threaded
         self._claim_record: ClaimRecord | None = getattr(store, "claim_record", None)
@@ -117,8 +172,9 @@ class KeyLedger:
         prompt: object = None,
         prepare: Prepare | None = None,
         write: Write | None = None,
-    ) -> str:
-        """Handle one attempt of a prompt and return the messageId that answers it.
+    ) -> Submitted:
+        """Handle one attempt of a prompt and return the messageId that answers it (a `Submitted`, which is a str
+        and says whether this attempt inserted the message).
 
         `attempt` names this request uniquely (e.g. (connection, JSON-RPC id)) so that `cancel` can find it;
         `prompt`, when given, lets a reused key with a different prompt be rejected (-32602); `write` inserts the
@@ -133,10 +189,18 @@ class KeyLedger:
         session_id = validate_session_id(session_id)  # before any store sees it: odd ids get our own error
         digest = self._row_key(key)  # the key's check and what its row is filed under, in one step
         if digest is None:
-            return await self._unkeyed(prepare, write)
+            return Submitted(await self._unkeyed(prepare, write), write is not None)
         checked: str = key  # type: ignore[assignment]  # a valid key, or self._row_key would have raised
         slot = (session_id, digest)
         pending = self._pending.get(slot) if self._pending else None
+        while pending is not None and pending.withdrawn:
+            # A withdrawal of this key is being recorded: this attempt arrived after the cancel, so it is a new one,
+            # and starts once the withdrawal is in the store (or could not be put there).
+            if pending.gone is None:
+                pending.gone = asyncio.Event()
+            await pending.gone.wait()
+            pending = self._pending.get(slot)
+        first = pending is None
         if pending is None:
             claim_record = self._claim_record
             if prepare is None and claim_record is not None:
@@ -154,13 +218,14 @@ class KeyLedger:
             raise KeyReused
         self._by_attempt[attempt] = slot
         try:
-            return await asyncio.shield(pending.outcome())
+            message_id = await asyncio.shield(pending.outcome())
         finally:
             self._by_attempt.pop(attempt, None)
+        return Submitted(message_id, first and pending.inserted)
 
     def _one_step_inline(
         self, claim_record: ClaimRecord, slot: tuple[str, str], key: str, prompt: object, write: Write | None
-    ) -> str | None:
+    ) -> Submitted | None:
         """The first attempt of a key, when nothing comes before the insertion and the store answers at once.
 
         No other attempt can arrive and no cancel can land before the store has answered, so nothing is registered
@@ -171,20 +236,20 @@ class KeyLedger:
         stored = self._stored(prompt)
         claim = claim_record(session_id, digest, message_id, stored, write)
         if claim is INSERTED or claim.state == "claimed":
-            return message_id
+            return Submitted(message_id, True)
         fingerprint = self._fingerprint(prompt, stored)
         if claim.state == "recorded":
             if self._differ(fingerprint, claim.fingerprint):
                 raise KeyReused
             assert claim.message_id is not None
-            return claim.message_id
+            return Submitted(claim.message_id)
         # busy: take the general path (no second one-step try)
-        self._start(slot, fingerprint, stored, key, None, write, one_step=False)
+        self._start(slot, fingerprint, stored, key, None, write, one_step=False, seen=claim.withdrawals)
         return None
 
     async def _one_step(
         self, claim_record: ClaimRecord, slot: tuple[str, str], key: str, prompt: object, write: Write | None
-    ) -> str | None:
+    ) -> Submitted | None:
         """The first attempt of a key, when nothing comes before the insertion: claim and record in one store call,
         in a worker thread. Returns the messageId, or None when the general path took over (busy).
 
@@ -210,8 +275,9 @@ class KeyLedger:
             pass  # the store or `write` failed: _claimed raises the error, and gives it to the others
         if call.exception() is None and call.result() is INSERTED and pending.future is None:
             del self._pending[slot]  # the common case: inserted now, and no other attempt joined
-            return message_id
-        return self._claimed(call, slot, pending, message_id, derived, write, answer=True)
+            return Submitted(message_id, True)
+        outcome = self._claimed(call, slot, pending, message_id, derived, write, answer=True)
+        return None if outcome is None else Submitted(outcome, pending.inserted)
 
     def _start(
         self,
@@ -223,16 +289,33 @@ class KeyLedger:
         write: Write | None,
         *,
         one_step: bool = True,
+        seen: int | None = None,
     ) -> _Pending:
         """Register the first attempt of a key in this process and start the task that inserts its message."""
-        pending = _Pending(fingerprint, stored)
+        pending = _Pending(fingerprint, stored, seen=seen)
         self._pending[slot] = pending
         pending.outcome()  # the task settles it
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
-        pending.task = asyncio.get_running_loop().create_task(
+        self._drive_task(slot, pending, derived, prepare, write, one_step=one_step)
+        return pending
+
+    def _drive_task(
+        self,
+        slot: tuple[str, str],
+        pending: _Pending,
+        derived: str | None,
+        prepare: Prepare | None,
+        write: Write | None,
+        *,
+        one_step: bool,
+    ) -> None:
+        """Start the task that inserts the key's message. A cancel of that task is a withdrawal, answered by
+        `_ended` even when the task is cancelled before it ever ran (then its own code never runs)."""
+        task = asyncio.get_running_loop().create_task(
             self._drive(slot, pending, derived, prepare, write, one_step=one_step)
         )
-        return pending
+        pending.task = task
+        task.add_done_callback(lambda done: self._ended(slot, pending, done))
 
     def _claimed(
         self,
@@ -259,6 +342,7 @@ class KeyLedger:
         else:
             if claim is INSERTED or claim.state == "claimed":
                 outcome = message_id
+                pending.inserted = True
             elif claim.state == "recorded":
                 if self._differ(pending.fingerprint, claim.fingerprint):
                     error = KeyReused()
@@ -266,9 +350,8 @@ class KeyLedger:
                     outcome = claim.message_id or ""
             else:  # busy: another owner holds a claim, so take the general path (which can be withdrawn again)
                 pending.inserting = False
-                pending.task = asyncio.get_running_loop().create_task(
-                    self._drive(slot, pending, derived, None, write, one_step=False)
-                )
+                pending.seen = claim.withdrawals
+                self._drive_task(slot, pending, derived, None, write, one_step=False)
                 return None
         self._settle(slot, pending, outcome, error)
         if not answer:
@@ -283,17 +366,28 @@ class KeyLedger:
         pending: _Pending,
         message_id: str | None = None,
         error: BaseException | None = None,
+        *,
+        keep: bool = False,
     ) -> None:
-        """Forget the key's attempts in flight and give its outcome to those that joined (if any did)."""
-        self._pending.pop(slot, None)
+        """Give the key's outcome to the attempts that joined (if any did), and forget the key's attempts in flight
+        unless `keep` (a withdrawal still being recorded: new attempts wait for it)."""
+        if not keep:
+            self._forget(slot, pending)
         future = pending.future
-        if future is None:
+        if future is None or future.done():
             return
         if error is not None:
             future.set_exception(error)
             future.exception()  # nobody may be waiting any more: mark the outcome as seen
         else:
             future.set_result(message_id or "")
+
+    def _forget(self, slot: tuple[str, str], pending: _Pending) -> None:
+        """Drop the key's entry (if it is still this one) and let attempts that waited for it go on."""
+        if self._pending.get(slot) is pending:
+            del self._pending[slot]
+        if pending.gone is not None:
+            pending.gone.set()
 
     def _stored(self, prompt: object) -> object:
         """What the store keeps of a prompt: the prompt itself in a store that keeps prompts, else its digest."""
@@ -320,7 +414,12 @@ class KeyLedger:
         return message_id
 
     def cancel(self, attempt: Hashable) -> bool:
-        """Withdraw the prompt that `attempt` waits on, if it is not inserted yet (every attempt gets -32800)."""
+        """Withdraw the prompt that `attempt` waits on, if it is not inserted yet (every attempt gets -32800).
+
+        True when the ledger answers the attempt: with -32800, or with the messageId when the store shows that the
+        message was inserted before the withdrawal reached it. False when the attempt is unknown or its message is
+        being inserted (it gets its messageId).
+        """
         slot = self._by_attempt.get(attempt)
         return self._cancel_slot(slot) if slot is not None else False
 
@@ -329,8 +428,13 @@ class KeyLedger:
         return sum(self._cancel_slot(slot) for slot in list(self._pending) if slot[0] == session_id)
 
     def pending_count(self, session_id: str | None = None) -> int:
-        """How many keys have attempts in flight (in this process)."""
-        return sum(1 for slot in self._pending if session_id is None or slot[0] == session_id)
+        """How many keys have attempts in flight (in this process); a withdrawn key whose attempts are answered is
+        not counted while its withdrawal is still being recorded."""
+        return sum(
+            1
+            for slot, pending in self._pending.items()
+            if (session_id is None or slot[0] == session_id) and not (pending.withdrawn and _answered(pending))
+        )
 
     async def lookup(self, session_id: str, key: str) -> str | None:
         """The messageId recorded for a key, or None. Raises InvalidSessionId or InvalidKey as `submit` does."""
@@ -342,10 +446,58 @@ class KeyLedger:
 
     def _cancel_slot(self, slot: tuple[str, str]) -> bool:
         pending = self._pending.get(slot)
-        if pending is None or pending.inserting or pending.task is None or pending.task.done():
+        if pending is None:
             return False
-        pending.task.cancel()
+        if pending.withdrawn:
+            return True  # cancelled already: its attempts get the withdrawal's answer
+        if pending.inserting or pending.task is None or pending.task.done():
+            return False
+        pending.withdrawn = True
+        pending.task.cancel()  # `_ended` answers, also when the task never got to run
         return True
+
+    def _ended(self, slot: tuple[str, str], pending: _Pending, task: asyncio.Task[str]) -> None:
+        """The insertion task ended; when it was cancelled (a withdrawal), record the withdrawal and answer."""
+        if not task.cancelled() or (pending.future is not None and pending.future.done()):
+            return
+        pending.withdrawn = True
+        withdrawal = asyncio.get_running_loop().create_task(self._withdraw(slot, pending))
+        self._withdrawals.add(withdrawal)  # the loop keeps only a weak reference to a task
+        withdrawal.add_done_callback(self._withdrawals.discard)
+
+    async def _withdraw(self, slot: tuple[str, str], pending: _Pending) -> None:
+        """Record a withdrawal in the store, so that it reaches every process, and answer this process's attempts.
+
+        While this process holds the claim, nothing can insert before the claim is given back, so the attempts get
+        -32800 at once, also on a stalled store. Otherwise the store says whether the message went in first: then
+        the attempts get its messageId; if the store cannot be reached they get its error, since a -32800 the
+        store has not recorded could be followed by another process's insert.
+        """
+        session_id, digest = slot
+        withdraw = self.store.withdraw
+        try:
+            if pending.holding:
+                self._settle(slot, pending, error=Cancelled(), keep=True)
+                # A store failure leaves our claim to run out under its lease instead.
+                with contextlib.suppress(Exception):
+                    await self._call(withdraw, session_id, digest, self.owner)
+                return
+            try:
+                claim = await self._call(withdraw, session_id, digest, self.owner)
+            except Exception as exc:
+                self._settle(slot, pending, error=exc)
+                return
+            seen = pending.seen
+            if claim.state == "recorded" and (seen is None or claim.withdrawals <= seen):
+                if self._differ(pending.fingerprint, claim.fingerprint):
+                    self._settle(slot, pending, error=KeyReused())
+                else:
+                    self._settle(slot, pending, claim.message_id)
+            else:
+                self._settle(slot, pending, error=Cancelled())
+        finally:
+            pending.holding = False
+            self._forget(slot, pending)
 
     async def _drive(
         self,
@@ -357,25 +509,24 @@ class KeyLedger:
         *,
         one_step: bool = True,
     ) -> str:
-        future = pending.outcome()
         try:
             message_id = await self._run(slot, pending, derived, prepare, write, one_step)
         except asyncio.CancelledError:
-            future.set_exception(Cancelled())
-            raise
+            raise  # a withdrawal: `_ended` records it and answers
         except BaseException as exc:
-            future.set_exception(exc)
+            self._settle(slot, pending, error=exc)
             if not isinstance(exc, Exception):
                 raise
             return ""
-        else:
-            future.set_result(message_id)
-            return message_id
-        finally:
-            self._pending.pop(slot, None)
-            # Nobody may be waiting any more (every attempt was answered); mark the outcome as seen.
-            if future.done() and not future.cancelled():
-                future.exception()
+        self._settle(slot, pending, message_id)
+        return message_id
+
+    def _changed(self, pending: _Pending, claim: ClaimResult) -> bool:
+        """Whether the key was withdrawn since this process first reached the store (the first call notes the count)."""
+        if pending.seen is None:
+            pending.seen = claim.withdrawals
+            return False
+        return claim.withdrawals > pending.seen
 
     async def _run(
         self,
@@ -394,6 +545,7 @@ class KeyLedger:
             message_id = derived or self._new_message_id()
             claim = await self._call(fast, session_id, digest, message_id, pending.stored, write, final=True)
             if claim.state == "claimed":
+                pending.inserted = True
                 return message_id
             if claim.state == "recorded":
                 if self._differ(pending.fingerprint, claim.fingerprint):
@@ -401,14 +553,14 @@ class KeyLedger:
                 assert claim.message_id is not None
                 return claim.message_id
             pending.inserting = False  # busy: another owner holds a claim, so take the general path
+            self._changed(pending, claim)
         delay = self._poll
         while True:
-            try:
-                claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.stored)
-            except asyncio.CancelledError:
-                # The claim may have gone through just as the prompt was withdrawn: give it back.
-                await self._call(self.store.release, session_id, digest, self.owner)
-                raise
+            claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.stored)
+            if self._changed(pending, claim):
+                if claim.state == "claimed":
+                    await self._call(self.store.release, session_id, digest, self.owner)
+                raise Cancelled  # withdrawn on another Agent while this attempt waited in the store
             different = self._differ(pending.fingerprint, claim.fingerprint)
             if claim.state == "recorded":
                 if different:
@@ -421,6 +573,7 @@ class KeyLedger:
                 await asyncio.sleep(delay)  # another process holds the key: wait for its record or its lease
                 delay = min(delay * 2, self._max_poll)
                 continue
+            pending.holding = True
             result = await self._insert(slot, pending, derived, prepare, write)
             if result is not None:
                 return result
@@ -436,20 +589,31 @@ class KeyLedger:
     ) -> str | None:
         session_id, digest = slot
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(session_id, digest))
-        recorded = False
         try:
             if prepare is not None:
                 await prepare()
             pending.inserting = True  # from here on, cancelling no longer withdraws the prompt
             message_id = derived or self._new_message_id()
-            result = await self._call(self.store.record, session_id, digest, self.owner, message_id, write, final=True)
-            recorded = True
-            return result.message_id
-        finally:
+            result = await self._call(
+                self.store.record, session_id, digest, self.owner, message_id, write, pending.seen, final=True
+            )
+        except asyncio.CancelledError:
             heartbeat.cancel()
-            if not recorded:
-                pending.inserting = False
-                await self._call(self.store.release, session_id, digest, self.owner)
+            raise  # a withdrawal: `_withdraw` counts it and frees the claim in one store call
+        except BaseException:
+            heartbeat.cancel()
+            pending.inserting = pending.holding = False
+            await self._call(self.store.release, session_id, digest, self.owner)
+            raise
+        heartbeat.cancel()
+        pending.holding = False
+        if result.withdrawn:
+            raise Cancelled  # withdrawn on another Agent before our insert: the store gave the claim back
+        if result.inserted:
+            pending.inserted = True
+        else:
+            pending.inserting = False
+        return result.message_id
 
     async def _heartbeat(self, session_id: str, digest: str) -> None:
         period = max(self.store.lease_seconds / 3, 0.01)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .sql import TABLE, SqlStore
+from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
 from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
 SCHEMA = f"""
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     lease_until TIMESTAMPTZ,
     fingerprint TEXT,
     message_id  TEXT,
+    {WITHDRAWALS_COLUMN},
     PRIMARY KEY (session_id, key_digest)
 )
 """
@@ -43,8 +44,9 @@ INSERT INTO {TABLE} AS k (session_id, key_digest, state, owner, lease_until, fin
 VALUES (%(s)s, %(d)s, 'pending', %(o)s, clock_timestamp() + %(lease)s * interval '1 second', %(f)s)
 ON CONFLICT (session_id, key_digest) DO UPDATE
     SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, fingerprint = EXCLUDED.fingerprint
-    WHERE k.state = 'pending' AND (k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
-RETURNING k.state
+    WHERE k.state = 'pending'
+        AND (k.owner IS NULL OR k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
+RETURNING k.withdrawals
 """
 # The key's row of `claim_record`, prepared under this name on each connection (psycopg's own are `_pg3_*`).
 _CLAIM_RECORD_NAME = b"acp_claim_record"
@@ -60,6 +62,7 @@ class PostgresStore(SqlStore):
 
     PH = "%s"
     LOCK_ROW = " FOR UPDATE"
+    FREE_LEASE = "'-infinity'"
 
     def __init__(
         self,
@@ -81,6 +84,13 @@ class PostgresStore(SqlStore):
             # Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog; a lock serializes it.
             conn.execute("SELECT pg_advisory_xact_lock(4242001)")
             conn.execute(SCHEMA)
+            missing = conn.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = %s AND column_name = 'withdrawals'",
+                (TABLE,),
+            ).fetchone()
+            if missing is None:  # a table made by an earlier version (altered only then: ALTER locks the table)
+                conn.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS {WITHDRAWALS_COLUMN}")
             if setup is not None:
                 setup(conn)
 
@@ -138,16 +148,18 @@ class PostgresStore(SqlStore):
             "f": fingerprint,
         }
         while True:
-            if conn.execute(_CLAIM, params).fetchone() is not None:
-                return ClaimResult("claimed", None, fingerprint)
+            claimed = conn.execute(_CLAIM, params).fetchone()
+            if claimed is not None:
+                return ClaimResult("claimed", None, fingerprint, claimed[0])
             row = conn.execute(
-                f"SELECT state, message_id, fingerprint FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                f"SELECT state, message_id, fingerprint, withdrawals FROM {TABLE} "
+                "WHERE session_id = %s AND key_digest = %s",
                 (session_id, bytes.fromhex(digest)),
             ).fetchone()
             if row is None:
                 continue  # released between the two statements: try again
-            state, message_id, row_fp = row
-            return ClaimResult("recorded" if state == "recorded" else "busy", message_id, row_fp)
+            state, message_id, row_fp, count = row
+            return ClaimResult("recorded" if state == "recorded" else "busy", message_id, row_fp, count)
 
     def claim_record(
         self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
@@ -184,14 +196,15 @@ class PostgresStore(SqlStore):
         row = (
             self.connection()
             .execute(
-                f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                f"SELECT state, fingerprint, message_id, withdrawals FROM {TABLE} "
+                "WHERE session_id = %s AND key_digest = %s",
                 (session_id, bytes.fromhex(digest)),
             )
             .fetchone()
         )
         if row is None:
             return ClaimResult("busy", None, None)  # released in between: the caller's general path retries
-        return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1])
+        return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1], row[3])
 
     def _begin_with(self, pgconn: Any, conn: Any, params: tuple[bytes | None, ...]) -> tuple[Any, Any]:
         """BEGIN and the key's row in one round trip (libpq's pipeline mode): the results of both."""
@@ -224,12 +237,6 @@ class PostgresStore(SqlStore):
         """Raise psycopg's exception for a failed libpq result, as `conn.execute` would."""
         if result.status not in (self._pq.ExecStatus.COMMAND_OK, self._pq.ExecStatus.TUPLES_OK):
             raise self._psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
-
-    def release(self, session_id: str, digest: str, owner: str) -> None:
-        self.connection().execute(
-            f"DELETE FROM {TABLE} WHERE session_id = %s AND key_digest = %s AND state = 'pending' AND owner = %s",
-            (session_id, bytes.fromhex(digest), owner),
-        )
 
     def renew(self, session_id: str, digest: str, owner: str) -> bool:
         cur = self.connection().execute(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .sql import TABLE, SqlStore
+from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
 from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
 SCHEMA = f"""
@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     lease_until REAL,
     fingerprint TEXT,
     message_id  TEXT,
+    {WITHDRAWALS_COLUMN},
     PRIMARY KEY (session_id, key_digest)
 ) WITHOUT ROWID
 """
@@ -34,8 +35,11 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 
 # The statements of a keyed prompt's one-step insert, written out once: a statement built on every call would be a new
 # string each time, hashed again to find the prepared statement in the connection's cache.
-_CLAIM_RECORD = f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, 'recorded', NULL, NULL, ?, ?)"
-_ROW = f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = ? AND key_digest = ?"
+_CLAIM_RECORD = (
+    f"INSERT OR IGNORE INTO {TABLE} (session_id, key_digest, state, fingerprint, message_id) "
+    "VALUES (?, ?, 'recorded', ?, ?)"
+)
+_ROW = f"SELECT state, fingerprint, message_id, withdrawals FROM {TABLE} WHERE session_id = ? AND key_digest = ?"
 
 
 class SQLiteStore(SqlStore):
@@ -63,6 +67,9 @@ class SQLiteStore(SqlStore):
         self._all_lock = threading.Lock()
         with self.transaction() as conn:
             conn.execute(SCHEMA)
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
+            if "withdrawals" not in columns:  # a table made by an earlier version
+                conn.execute(f"ALTER TABLE {TABLE} ADD COLUMN {WITHDRAWALS_COLUMN}")
             if setup is not None:
                 setup(conn)
 
@@ -99,26 +106,27 @@ class SQLiteStore(SqlStore):
         until = now + self.lease_seconds
         with self.transaction() as conn:
             added = conn.execute(
-                f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, 'pending', ?, ?, ?, NULL)",
+                f"INSERT OR IGNORE INTO {TABLE} (session_id, key_digest, state, owner, lease_until, fingerprint) "
+                "VALUES (?, ?, 'pending', ?, ?, ?)",
                 (session_id, bytes.fromhex(digest), owner, until, fingerprint),
             ).rowcount
             if added:
                 return ClaimResult("claimed", None, fingerprint)
-            state, holder, lease_until, row_fp, message_id = conn.execute(
-                f"SELECT state, owner, lease_until, fingerprint, message_id FROM {TABLE} "
+            state, holder, lease_until, row_fp, message_id, count = conn.execute(
+                f"SELECT state, owner, lease_until, fingerprint, message_id, withdrawals FROM {TABLE} "
                 "WHERE session_id = ? AND key_digest = ?",
                 (session_id, bytes.fromhex(digest)),
             ).fetchone()
             if state == "recorded":
-                return ClaimResult("recorded", message_id, row_fp)
-            if holder == owner or lease_until <= now:
+                return ClaimResult("recorded", message_id, row_fp, count)
+            if holder is None or holder == owner or lease_until <= now:
                 conn.execute(
                     f"UPDATE {TABLE} SET owner = ?, lease_until = ?, fingerprint = ? "
                     "WHERE session_id = ? AND key_digest = ?",
                     (owner, until, fingerprint, session_id, bytes.fromhex(digest)),
                 )
-                return ClaimResult("claimed", None, fingerprint)
-            return ClaimResult("busy", None, row_fp)
+                return ClaimResult("claimed", None, fingerprint, count)
+            return ClaimResult("busy", None, row_fp, count)
 
     def claim_record(
         self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
@@ -129,15 +137,8 @@ class SQLiteStore(SqlStore):
                 if write is not None:
                     write(conn, message_id)
                 return INSERTED
-            state, row_fp, row_mid = conn.execute(_ROW, (session_id, bytes.fromhex(digest))).fetchone()
-            return ClaimResult("recorded" if state == "recorded" else "busy", row_mid, row_fp)
-
-    def release(self, session_id: str, digest: str, owner: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                f"DELETE FROM {TABLE} WHERE session_id = ? AND key_digest = ? AND state = 'pending' AND owner = ?",
-                (session_id, bytes.fromhex(digest), owner),
-            )
+            state, row_fp, row_mid, count = conn.execute(_ROW, (session_id, bytes.fromhex(digest))).fetchone()
+            return ClaimResult("recorded" if state == "recorded" else "busy", row_mid, row_fp, count)
 
     def renew(self, session_id: str, digest: str, owner: str) -> bool:
         with self.transaction() as conn:
