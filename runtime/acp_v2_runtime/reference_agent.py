@@ -182,13 +182,18 @@ class Agent:
                 self.ledger.cancel(rid)  # withdrawn unless it is being inserted
             else:
                 task.cancel()
-        running = [task for task in self.requests.values() if not task.done()]
+        for session in self.active.values():
+            if session.worker is not None:
+                session.worker.cancel()
+        # What is left (the requests, and the ledger's own work: a withdrawal being recorded, a claim given back)
+        # gets a bounded time to end.
+        running = asyncio.all_tasks() - {asyncio.current_task()}
         if running:
             await asyncio.wait(running, timeout=FINISH_SECONDS)
         self.closed = True
-        if self.remote and any(not task.done() for task in running):
-            # Worker threads wait on a server that does not answer; the process need not wait for them (the server
-            # rolls back whatever they had not committed when their connections close).
+        if self.remote:
+            # Worker threads may still wait on a server that does not answer: the process does not wait for them (the
+            # server rolls back whatever was not committed when the connections close).
             os._exit(0)
 
     def receive(self, line: bytes | jsonrpc.Oversized) -> None:
@@ -435,7 +440,6 @@ class Agent:
         # anything else happens to the prompt; None (omitted or null) means no key.
         key = params.get(key_name) if key_name else None
         sid = session.session_id
-        wrote: list[str] = []
         prepared: list[bool] = []
 
         async def prepare() -> None:
@@ -451,7 +455,6 @@ class Agent:
 
         def write(conn: Any, message_id: str) -> None:
             insert_user_message(conn, sid, message_id, prompt)
-            wrote.append(message_id)
 
         if key is None:
             # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw; the
@@ -460,7 +463,7 @@ class Agent:
             assert task is not None
             session.held.add(task)
             try:
-                message_id = await self.keyed(
+                submitted = await self.keyed(
                     lambda: self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
                 )
             finally:
@@ -469,10 +472,11 @@ class Agent:
             # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
             needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
             step = prepare if needs_prepare else None
-            message_id = await self.keyed(
+            submitted = await self.keyed(
                 lambda: self.ledger.submit(sid, key, rid, prompt=prompt, prepare=step, write=write)
             )
-        fresh = bool(wrote)  # False for a retry, and for an attempt that joined another one
+        message_id = submitted.message_id
+        fresh = submitted.inserted  # False for a retry, and for an attempt that joined another one
         if key is not None and fresh and self.crash_after == "insert":
             os.kill(os.getpid(), signal.SIGKILL)
         if fresh:

@@ -395,7 +395,6 @@ async def _held(agent: Agent, session_id: str, key: str, text: str) -> asyncio.F
     return future
 
 
-@pytest.mark.xfail(strict=True, reason="needs the ledger's store timeouts and a cancel that never waits for the store")
 def test_frozen_server_a_cancel_of_a_held_prompt_is_answered_at_once(url, cluster):
     async def scenario() -> None:
         a, b = await asyncio.gather(*(Agent.start(name, url) for name in "AB"))
@@ -425,7 +424,7 @@ def test_frozen_server_a_cancel_of_a_held_prompt_is_answered_at_once(url, cluste
     run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason="needs the ledger's store timeouts and a cancel that never waits for the store")
+@pytest.mark.xfail(strict=True, reason="needs the store timeouts (the ledger's part of issue 34)")
 def test_frozen_server_a_released_held_prompt_gets_an_error_in_bounded_time_and_the_key_stays_unused(url, cluster):
     async def scenario() -> None:
         a, b = await asyncio.gather(*(Agent.start(name, url) for name in "AB"))
@@ -453,7 +452,7 @@ def test_frozen_server_a_released_held_prompt_gets_an_error_in_bounded_time_and_
     run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason="needs the ledger's store timeouts and a cancel that never waits for the store")
+@pytest.mark.xfail(strict=True, reason="needs the store timeouts (the ledger's part of issue 34)")
 def test_frozen_server_a_prompt_pending_on_another_agents_claim_gets_an_error_in_bounded_time(url, cluster):
     async def scenario() -> None:
         a, b = await asyncio.gather(*(Agent.start(name, url) for name in "AB"))
@@ -480,7 +479,6 @@ def test_frozen_server_a_prompt_pending_on_another_agents_claim_gets_an_error_in
     run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason="needs the withdrawal recorded in the store (the ledger's part of issue 34)")
 def test_a_cancel_on_another_agent_withdraws_the_held_prompt_on_every_agent(url):
     async def scenario() -> None:
         a, b = await asyncio.gather(*(Agent.start(name, url) for name in "AB"))
