@@ -17,11 +17,12 @@ import contextlib
 import glob
 import json
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from .idempotency import SQLiteStore
 from .idempotency.sql import TABLE as KEY_TABLE
@@ -153,14 +154,30 @@ def insert_user_message(conn: Any, session_id: str, message_id: str, prompt: obj
 
 def is_url(db: str | Path) -> bool:
     """Whether `--db` names a PostgreSQL database (a URL) rather than an SQLite file."""
-    return isinstance(db, str) and urlsplit(db).scheme.lower() in URL_SCHEMES and "://" in db
+    return isinstance(db, str) and "://" in db and db.split("://", 1)[0].lower() in URL_SCHEMES
+
+
+def _split(db: str) -> SplitResult | None:
+    """The parts of a URL, or None for one that cannot be read (a bracket left open, a port that is no number)."""
+    try:
+        parts = urlsplit(db)
+        parts.port  # noqa: B018 - read for its check: an invalid port raises here
+    except ValueError:
+        return None
+    return parts
+
+
+# `scheme://user:password@` anywhere in a text: what `scrub` hides even where it cannot read the URL.
+_USERINFO = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
 
 
 def redacted(db: str | Path) -> str:
     """`db` as it may be shown: a URL's password (before the host, or `password=` in the query) as `***`."""
     if not is_url(db):
         return str(db)
-    parts = urlsplit(str(db))
+    parts = _split(str(db))
+    if parts is None:
+        return f"{str(db).split('://', 1)[0]}://***"  # nothing of a URL that cannot be read
     netloc = parts.netloc
     if parts.password is not None:
         user, _, host = netloc.rpartition("@")
@@ -168,12 +185,14 @@ def redacted(db: str | Path) -> str:
     query = "&".join(
         "password=***" if item.partition("=")[0] == "password" else item for item in parts.query.split("&")
     )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return scrub(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)), db)
 
 
 def _secrets(db: str) -> list[str]:
     """The spellings of a URL's password that a message could quote: as written and decoded (longest first)."""
-    parts = urlsplit(db)
+    parts = _split(db)
+    if parts is None:
+        return []
     found = {parts.password or "", unquote(parts.password or "")}
     for item in parts.query.split("&"):  # a password may also ride in the query (`?password=...`)
         name, _, value = item.partition("=")
@@ -188,7 +207,7 @@ def scrub(text: str, db: str | Path) -> str:
         return text
     for secret in _secrets(str(db)):
         text = text.replace(secret, "***")
-    return text
+    return _USERINFO.sub(r"\1***@", text)
 
 
 def _pg_tables(conn: Any) -> None:
@@ -199,6 +218,8 @@ def _pg_tables(conn: Any) -> None:
 
 def _open_postgres(url: str, lease: float) -> Any:
     """The key store over a PostgreSQL database, with the Agent's tables made there when missing."""
+    if _split(url) is None:
+        raise DatabaseRefused("not a URL that can be read (check the host, the port and any brackets)")
     try:
         from .idempotency.postgres import PostgresStore
 

@@ -124,3 +124,18 @@ def test_sessions_messages_and_keys_live_in_postgresql(agent_url):
         assert second.close() == 0
     finally:
         second.kill()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://acp:{secret}@127.0.0.1:notaport/db",
+        "postgresql://acp:{secret}@127.0.0.1:9/db?nosuchoption={secret}",
+        "postgres://acp:{secret}@[::1/db",
+    ],
+)
+def test_malformed_url_is_refused_without_the_password(url):
+    secret = f"pw{uuid.uuid4().hex[:10]}"
+    done = run(url.format(secret=secret))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done
+    assert secret not in done.stderr + done.stdout and len(done.stderr.strip().splitlines()) == 1, done.stderr
