@@ -68,8 +68,29 @@ class Place:
         return write
 
     def messages(self, session_id: str | None = None) -> int:
-        """How many messages were committed (for `session_id`, or in all when it is None or '?' rows count)."""
+        """How many messages were committed: in all, or those a `writer(session_id)` wrote."""
         return self._count(session_id)
+
+    def message_ids(self) -> dict[str, list[str]]:
+        """Every committed message id, by the tag its writer filed it under."""
+        rows: list[tuple[str, str]]
+        if self.kind == "memory":
+            with self._memory_lock:
+                rows = list(self.memory)
+        elif self.kind == "sqlite":
+            import sqlite3
+
+            with sqlite3.connect(self.where) as conn:
+                rows = conn.execute("SELECT session_id, message_id FROM ledger_test_messages").fetchall()
+        else:
+            import psycopg
+
+            with psycopg.connect(self.where, autocommit=True) as conn:
+                rows = conn.execute("SELECT session_id, message_id FROM ledger_test_messages").fetchall()
+        found: dict[str, list[str]] = {}
+        for tag, message_id in rows:
+            found.setdefault(tag, []).append(message_id)
+        return found
 
     def close(self) -> None:
         for store in self.opened:
@@ -83,14 +104,20 @@ class Counted:
         self._store = store
         self.calls: dict[str, int] = {}
 
+    dead = False  # a crashed Agent: every call fails, as its process is gone
+
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._store, name)
-        if not callable(value) or name.startswith("_"):
+        if not callable(value) or name.startswith("_") or name in ("close", "connection", "transaction"):
             return value
 
         def counted(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] = self.calls.get(name, 0) + 1
-            return value(*args, **kwargs)
+            if self.dead:
+                raise ConnectionError("the Agent's process is gone")
+            try:
+                return value(*args, **kwargs)
+            finally:
+                self.calls[name] = self.calls.get(name, 0) + 1  # counted once the call has ended
 
         return counted
 
@@ -105,7 +132,10 @@ def _sqlite_place(path: Path) -> Place:
 
     def count(session_id: str | None) -> int:
         with sqlite3.connect(path) as conn:
-            return conn.execute("SELECT count(*) FROM ledger_test_messages").fetchone()[0]
+            if session_id is None:
+                return conn.execute("SELECT count(*) FROM ledger_test_messages").fetchone()[0]
+            query = "SELECT count(*) FROM ledger_test_messages WHERE session_id = ?"
+            return conn.execute(query, (session_id,)).fetchone()[0]
 
     return Place("sqlite", make, count, path)
 
@@ -127,7 +157,10 @@ def _postgres_place(dsn: str) -> tuple[Place, Callable[[], None]]:
 
     def count(session_id: str | None) -> int:
         with psycopg.connect(local, autocommit=True) as conn:
-            return conn.execute("SELECT count(*) FROM ledger_test_messages").fetchone()[0]
+            if session_id is None:
+                return conn.execute("SELECT count(*) FROM ledger_test_messages").fetchone()[0]
+            query = "SELECT count(*) FROM ledger_test_messages WHERE session_id = %s"
+            return conn.execute(query, (session_id,)).fetchone()[0]
 
     def drop() -> None:
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -149,7 +182,7 @@ def _memory_place() -> Place:
     place: Place
 
     def count(session_id: str | None) -> int:
-        return len(place.memory)
+        return sum(1 for tag, _ in place.memory if session_id is None or tag == session_id)
 
     place = Place("memory", make, count, None)
     return place

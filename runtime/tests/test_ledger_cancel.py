@@ -68,7 +68,7 @@ def test_an_early_cancel_answers_and_leaves_the_key_usable(place_factory, which)
     assert withdrawn
     assert is_cancelled(outcome), outcome
     assert isinstance(again, str)
-    assert place.messages(sid) == 1
+    assert place.messages() == 1
 
 
 def test_a_cancel_on_a_waiting_ledger_withdraws_the_holders_prompt(place_factory):  # noqa: F811
@@ -102,7 +102,7 @@ def test_a_cancel_on_a_waiting_ledger_withdraws_the_holders_prompt(place_factory
     assert is_cancelled(answered_b), answered_b
     assert is_cancelled(answered_a), answered_a
     assert isinstance(later, str)
-    assert place.messages(sid) == 1
+    assert place.messages() == 1
 
 
 def test_a_withdrawal_reaches_attempts_that_wait_on_a_third_ledger(place_factory):  # noqa: F811
@@ -133,7 +133,7 @@ def test_a_withdrawal_reaches_attempts_that_wait_on_a_third_ledger(place_factory
 
     outcomes = asyncio.run(go())
     assert all(is_cancelled(outcome) for outcome in outcomes), outcomes
-    assert place.messages(sid) == 0
+    assert place.messages() == 0
 
 
 def test_a_cancel_after_the_insert_is_answered_with_the_message(place_factory):  # noqa: F811
@@ -153,7 +153,7 @@ def test_a_cancel_after_the_insert_is_answered_with_the_message(place_factory): 
 
     inserted, on_b = asyncio.run(go())
     assert on_b == inserted
-    assert place.messages(sid) == 1
+    assert place.messages() == 1
 
 
 async def _nothing() -> None:
@@ -187,7 +187,7 @@ def test_a_cancel_of_a_held_prompt_is_answered_at_once_and_its_retry_inserts(pla
     outcomes, later = asyncio.run(go())
     assert all(is_cancelled(outcome) for outcome in outcomes), outcomes
     assert isinstance(later, str)
-    assert place.messages(sid) == 1
+    assert place.messages() == 1
 
 
 def test_an_old_table_gains_the_withdrawal_count(tmp_path):

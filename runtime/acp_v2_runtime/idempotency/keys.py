@@ -97,6 +97,15 @@ class Cancelled(LedgerError):
         super().__init__(REQUEST_CANCELLED, "Request cancelled before the message was inserted")
 
 
+class StoreUnavailable(LedgerError):
+    """The key store did not answer within its bound (-32603); nothing was inserted for this attempt, and the key
+    stays unused as far as this attempt goes: a late insert of its transaction is refused (see `store`)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(INTERNAL_ERROR, f"Internal error: the key store did not answer within {seconds:g} s")
+        self.seconds = seconds
+
+
 class InvalidSessionId(LedgerError):
     """The session id cannot scope keys in every store (-32602); `reason` says why, without the value."""
 

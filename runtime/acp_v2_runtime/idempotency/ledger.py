@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
@@ -32,6 +33,7 @@ from .keys import (
     Cancelled,
     Fingerprint,
     KeyReused,
+    StoreUnavailable,
     checked_key,
     checked_key_digest,
     derive_message_id,
@@ -39,7 +41,7 @@ from .keys import (
     prompt_fingerprint,
     validate_session_id,
 )
-from .store import INSERTED, ClaimResult, LedgerStore, Write
+from .store import INSERTED, ClaimResult, LedgerStore, Write, commit_deadline
 
 T = TypeVar("T")
 ClaimRecord = Callable[..., ClaimResult]
@@ -126,8 +128,9 @@ class KeyLedger:
     `derive_message_ids=True` makes each messageId a UUID v5 of (sessionId, key), for runtimes that keep their own
     message ids; otherwise `new_message_id` makes them (a random UUID by default). Calls to a blocking store (SQLite,
     PostgreSQL) run in a worker thread; `threaded=False` runs them on the event loop instead, for an application
-    whose other writes to the same database already do. The ledger's `repr`, its errors and its logs never contain
-    a key.
+    whose other writes to the same database already do. `store_timeout_seconds` bounds the wait for one store call
+    (by default the store's `answer_timeout_seconds`): past it the attempt is answered -32603 (StoreUnavailable),
+    and nothing its call was doing commits. The ledger's `repr`, its errors and its logs never contain a key.
     """
 
     def __init__(
@@ -140,6 +143,7 @@ class KeyLedger:
         max_poll_seconds: float = 0.1,
         owner: str | None = None,
         threaded: bool | None = None,
+        store_timeout_seconds: float | None = None,
     ) -> None:
         self.store = store
         self.derive_message_ids = derive_message_ids
@@ -152,6 +156,9 @@ class KeyLedger:
         self._withdrawals: set[asyncio.Task[None]] = set()
         # Blocking stores run in a worker thread unless the caller says its loop may wait for them (`threaded`).
         self._threaded = getattr(store, "blocking", True) if threaded is None else threaded
+        # How long to wait for one store call (in a worker thread) before answering -32603; the store's own bound
+        # unless given. A store on the event loop (`threaded=False`) is bounded by its own timeouts only.
+        self._bound = store_timeout_seconds or getattr(store, "answer_timeout_seconds", None)
         self._claim_record: ClaimRecord | None = getattr(store, "claim_record", None)
         # A store that keeps prompts as they are (`lazy_fingerprints`) gets the prompt itself and gives it back when a
         # retry compares; the others get, and give back, its digest.
@@ -263,16 +270,20 @@ class KeyLedger:
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
         message_id = derived or self._new_message_id()
-        call = asyncio.get_running_loop().run_in_executor(
-            None, claim_record, slot[0], slot[1], message_id, stored, write
-        )
+        call = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
         try:
-            await asyncio.shield(call)
+            # asyncio.wait, not wait_for: on Python 3.11 wait_for can drop a cancel that arrives as the call ends.
+            await asyncio.wait((call,), timeout=self._bound)
         except asyncio.CancelledError:
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             raise
-        except Exception:
-            pass  # the store or `write` failed: _claimed raises the error, and gives it to the others
+        if not call.done():
+            # The store did not answer in time: every attempt gets -32603, and the call commits nothing late.
+            assert self._bound is not None
+            call.add_done_callback(lambda done: _late(done, None))
+            error = StoreUnavailable(self._bound)
+            self._settle(slot, pending, error=error)
+            raise error
         if call.exception() is None and call.result() is INSERTED and pending.future is None:
             del self._pending[slot]  # the common case: inserted now, and no other attempt joined
             return Submitted(message_id, True)
@@ -556,7 +567,11 @@ class KeyLedger:
             self._changed(pending, claim)
         delay = self._poll
         while True:
-            claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.stored)
+            claim = await self._call(
+                self.store.claim, session_id, digest, self.owner, pending.stored, late=self._late_claim(slot)
+            )
+            if pending.withdrawn:
+                raise asyncio.CancelledError  # the cancel came as the call ended: `_withdraw` frees a claim we got
             if self._changed(pending, claim):
                 if claim.state == "claimed":
                     await self._call(self.store.release, session_id, digest, self.owner)
@@ -579,6 +594,17 @@ class KeyLedger:
                 return result
             delay = self._poll  # our lease ran out and another owner took the key over: wait for it
 
+    def _late_claim(self, slot: tuple[str, str]) -> Callable[[ClaimResult], None]:
+        """Give back a claim whose call ended after its attempt was answered -32603 (or the key stays taken until
+        the lease runs out)."""
+
+        def late(claim: ClaimResult) -> None:
+            if claim.state == "claimed":
+                release = self.store.release
+                asyncio.get_running_loop().run_in_executor(None, _quietly, release, *slot, self.owner)
+
+        return late
+
     async def _insert(
         self,
         slot: tuple[str, str],
@@ -592,6 +618,8 @@ class KeyLedger:
         try:
             if prepare is not None:
                 await prepare()
+            if pending.withdrawn:
+                raise asyncio.CancelledError  # cancelled as `prepare` returned: still before the insert
             pending.inserting = True  # from here on, cancelling no longer withdraws the prompt
             message_id = derived or self._new_message_id()
             result = await self._call(
@@ -626,23 +654,67 @@ class KeyLedger:
             if not renewed:
                 return
 
-    async def _call(self, function: Callable[..., T], *args: Any, final: bool = False) -> T:
+    def _start_call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Start a store call in a worker thread, with the commit deadline that the wait's bound sets (if any)."""
+        loop = asyncio.get_running_loop()
+        bound = self._bound
+        if bound is None:
+            return loop.run_in_executor(None, function, *args)
+        # The transaction must send COMMIT within 0.6 of the bound and the server commit within 0.3 of it after the
+        # transaction began, so a commit always lands before the ledger stops waiting (0.9 < 1).
+        at = time.monotonic() + 0.6 * bound
+        return loop.run_in_executor(None, _with_deadline, function, args, at, 0.3 * bound, bound)
+
+    async def _call(
+        self,
+        function: Callable[..., T],
+        *args: Any,
+        final: bool = False,
+        late: Callable[[T], None] | None = None,
+    ) -> T:
         """Run a store call; blocking stores run in a worker thread, and a cancel waits for that call to end.
 
         `final` marks the call that may insert the message: a cancel that arrives during it is dropped, because
         once the message may be in, the attempts must get its messageId, never -32800.
+
+        The wait is bounded (`store_timeout_seconds`): past it, StoreUnavailable (-32603) is raised and the call is
+        left to end on its own. A transaction of it that is still under way then commits nothing (the store checks
+        the deadline set here before COMMIT), and `late`, if given, gets the result of a call that ends after all.
         """
         if not self._threaded:
             return function(*args)
-        future = asyncio.get_running_loop().run_in_executor(None, function, *args)
+        loop = asyncio.get_running_loop()
+        bound = self._bound
+        future = self._start_call(function, *args)
+        deadline = None if bound is None else loop.time() + bound
         cancelled = False
         while not future.done():
+            if deadline is not None and loop.time() >= deadline:
+                future.add_done_callback(lambda done: _late(done, late))
+                raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
             try:
-                await asyncio.shield(future)
+                # asyncio.wait, not wait_for: on Python 3.11 wait_for can drop a cancel that arrives as the call ends.
+                await asyncio.wait((future,), timeout=None if deadline is None else deadline - loop.time())
             except asyncio.CancelledError:
                 cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
-            except Exception:
-                break  # the call failed: future.result() raises its error
         if cancelled and not final:
             raise asyncio.CancelledError
         return future.result()
+
+
+def _quietly(function: Callable[..., Any], *args: Any) -> None:
+    with contextlib.suppress(Exception):  # nobody waits for it: a failure leaves the lease to run out
+        function(*args)
+
+
+def _with_deadline(function: Callable[..., T], args: tuple[Any, ...], at: float, guard: float, bound: float) -> T:
+    with commit_deadline(at, guard, bound):
+        return function(*args)
+
+
+def _late(done: asyncio.Future[Any], late: Callable[[Any], None] | None) -> None:
+    """A store call that ended after the ledger stopped waiting: hand its result on, mark its error as seen."""
+    if done.cancelled():
+        return
+    if done.exception() is None and late is not None:
+        late(done.result())

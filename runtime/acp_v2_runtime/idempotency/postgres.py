@@ -17,6 +17,7 @@ digest as raw bytes.
 
 from __future__ import annotations
 
+import math
 import select
 import threading
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, check_deadline
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -55,10 +56,21 @@ _CLAIM_RECORD = (
 ).encode()
 _CLAIM_RECORD_FORMATS = (0, 1, 0, 0)  # the digest as raw bytes (bytea's binary form), the rest as text
 _UNIQUE_VIOLATION = b"23505"
+_GUARDED_COMMIT = (
+    b"SELECT ('the key store transaction outlived its bound at ' || clock_timestamp())::int "
+    b"WHERE clock_timestamp() > transaction_timestamp() + %d * interval '1 millisecond'; COMMIT"
+)
 
 
 class PostgresStore(SqlStore):
-    """Keys in a PostgreSQL table. Each thread gets its own connection to `dsn`."""
+    """Keys in a PostgreSQL table. Each thread gets its own connection to `dsn`.
+
+    Bounded waits: `connect_timeout_seconds` (libpq's, whole seconds, at least 2), `statement_timeout_seconds` and
+    `lock_timeout_seconds` (the server's, set on each connection) end a stalled call with an error, its transaction
+    rolled back. A server that stops answering altogether enforces nothing, so the ledger also stops waiting after
+    `answer_timeout_seconds` (connect and statement timeouts and a margin, unless given) and answers -32603; the
+    transaction it left is then refused at COMMIT (see `store.commit_deadline`).
+    """
 
     PH = "%s"
     LOCK_ROW = " FOR UPDATE"
@@ -70,6 +82,10 @@ class PostgresStore(SqlStore):
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         setup: Callable[[Any], None] | None = None,
+        connect_timeout_seconds: float = 5.0,
+        statement_timeout_seconds: float = 10.0,
+        lock_timeout_seconds: float = 5.0,
+        answer_timeout_seconds: float | None = None,
     ) -> None:
         import psycopg  # the optional extra: imported here so the rest of the package works without it
 
@@ -77,6 +93,13 @@ class PostgresStore(SqlStore):
         self._pq = psycopg.pq
         self.dsn = dsn
         self.lease_seconds = lease_seconds
+        self._connect_timeout = max(2, math.ceil(connect_timeout_seconds))  # libpq takes whole seconds, 2 or more
+        self._timeouts = (f"{int(statement_timeout_seconds * 1000)}ms", f"{int(lock_timeout_seconds * 1000)}ms")
+        self.answer_timeout_seconds = (
+            answer_timeout_seconds
+            if answer_timeout_seconds is not None
+            else self._connect_timeout + statement_timeout_seconds + 2.0
+        )
         self._local = threading.local()
         self._all: list[Any] = []
         self._all_lock = threading.Lock()
@@ -101,7 +124,11 @@ class PostgresStore(SqlStore):
         """This thread's connection (autocommit; transactions are explicit)."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
-            conn = self._psycopg.connect(self.dsn, autocommit=True)
+            conn = self._psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._connect_timeout)
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, false), set_config('lock_timeout', %s, false)",
+                self._timeouts,
+            )
             self._local.conn = conn
             self._local.prepared = None  # the connection `claim_record`'s statement is prepared on
             with self._all_lock:
@@ -131,7 +158,18 @@ class PostgresStore(SqlStore):
             # A statement failed and its error was caught: COMMIT would only roll back, so say so.
             self._rollback(conn)
             raise self._psycopg.errors.InFailedSqlTransaction("the transaction failed, so it was rolled back")
-        self._check(pgconn.exec_(b"COMMIT"), conn)
+        try:
+            guard = check_deadline()  # the ledger stopped waiting for this call: it must not commit now
+            if guard is None:
+                self._check(pgconn.exec_(b"COMMIT"), conn)
+                return
+            # The server refuses the commit if it comes too long after the transaction began (a server that stalled
+            # after this was sent): the cast of that text (not a constant, so never folded ahead) fails only when the
+            # WHERE holds, and aborts the transaction.
+            self._check(pgconn.exec_(_GUARDED_COMMIT % int(guard * 1000)), conn)
+        except BaseException:
+            self._rollback(conn)
+            raise
 
     def _rollback(self, conn: Any) -> None:
         pgconn = conn.pgconn

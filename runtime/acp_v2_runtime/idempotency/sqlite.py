@@ -14,9 +14,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from time import monotonic
 
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, check_deadline
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -43,7 +44,14 @@ _ROW = f"SELECT state, fingerprint, message_id, withdrawals FROM {TABLE} WHERE s
 
 
 class SQLiteStore(SqlStore):
-    """Keys in a table of one SQLite file (WAL mode). Each thread gets its own connection."""
+    """Keys in a table of one SQLite file (WAL mode). Each thread gets its own connection.
+
+    Bounded waits: `busy_timeout_seconds` is how long a transaction waits for the lock another connection holds
+    (SQLite's busy timeout; opening the file waits for nothing else), `statement_timeout_seconds` how long a
+    transaction's statements may run before SQLite interrupts them. Either ends in `sqlite3.OperationalError`,
+    the transaction rolled back. `answer_timeout_seconds` (their sum and a margin, unless given) is how long the
+    ledger waits for one store call before it answers -32603.
+    """
 
     PH = "?"
     LOCK_ROW = ""
@@ -53,13 +61,21 @@ class SQLiteStore(SqlStore):
         path: str | Path,
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
-        busy_timeout_seconds: float = 30.0,
+        busy_timeout_seconds: float = 10.0,
+        statement_timeout_seconds: float = 10.0,
+        answer_timeout_seconds: float | None = None,
         clock: Callable[[], float] = time.time,
         setup: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         self.path = str(path)
         self.lease_seconds = lease_seconds
         self._busy_ms = int(busy_timeout_seconds * 1000)
+        self.statement_timeout_seconds = statement_timeout_seconds
+        self.answer_timeout_seconds = (
+            answer_timeout_seconds
+            if answer_timeout_seconds is not None
+            else busy_timeout_seconds + statement_timeout_seconds + 2.0
+        )
         self._clock = clock
         self._setup = setup
         self._local = threading.local()
@@ -84,6 +100,10 @@ class SQLiteStore(SqlStore):
             conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL keeps committed data through a process crash
+            # The statement timeout: SQLite calls this every few thousand steps of a statement; non-zero interrupts.
+            local = self._local
+            local.until = None
+            conn.set_progress_handler(lambda: local.until is not None and monotonic() > local.until, 10_000)
             self._local.conn = conn
             with self._all_lock:
                 self._all.append(conn)
@@ -94,11 +114,16 @@ class SQLiteStore(SqlStore):
         """A write transaction that holds the database lock from its first statement."""
         conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")
+        local = self._local
+        local.until = monotonic() + self.statement_timeout_seconds
         try:
             yield conn
+            check_deadline()  # the ledger stopped waiting for this call: it must not commit now
         except BaseException:
+            local.until = None
             conn.execute("ROLLBACK")
             raise
+        local.until = None
         conn.execute("COMMIT")
 
     def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
