@@ -216,14 +216,23 @@ def _pg_tables(conn: Any) -> None:
             conn.execute(statement)
 
 
-def _open_postgres(url: str, lease: float) -> Any:
-    """The key store over a PostgreSQL database, with the Agent's tables made there when missing."""
+def _open_postgres(url: str, lease: float, wait: float) -> Any:
+    """The key store over a PostgreSQL database, with the Agent's tables made there when missing; every wait for the
+    server (to connect, for a statement, for a lock, for any answer at all) bounded by `wait` seconds."""
     if _split(url) is None:
         raise DatabaseRefused("not a URL that can be read (check the host, the port and any brackets)")
     try:
         from .idempotency.postgres import PostgresStore
 
-        return PostgresStore(url, lease_seconds=lease, setup=_pg_tables)
+        return PostgresStore(
+            url,
+            lease_seconds=lease,
+            setup=_pg_tables,
+            connect_timeout_seconds=wait,
+            statement_timeout_seconds=wait,
+            lock_timeout_seconds=wait,
+            answer_timeout_seconds=wait,
+        )
     except ImportError:
         needs = "PostgreSQL needs the postgresql extra (pip install 'acp-v2-runtime[postgresql]')"
         raise DatabaseRefused(needs) from None
@@ -232,13 +241,15 @@ def _open_postgres(url: str, lease: float) -> Any:
         raise DatabaseRefused(f"cannot use the PostgreSQL database ({scrub(first, url)})") from None
 
 
-def open_store(path: str | Path, *, lease: float, busy_timeout: float = 30.0) -> Any:
+def open_store(path: str | Path, *, lease: float, busy_timeout: float = 30.0, server_wait: float = 5.0) -> Any:
     """The key store over the Agent's database at `path` (a file, created when missing, or a `postgresql://` URL);
     DatabaseRefused otherwise, with a message that never holds the password.
 
-    `busy_timeout`: how long each SQLite connection waits for a lock another process holds (seconds)."""
+    `busy_timeout`: how long each SQLite connection waits for a lock another process holds (seconds).
+    `server_wait`: how long a database server may take to connect, to run a statement, to grant a lock, or to answer
+    at all, before the call fails (seconds; the ledger then answers -32603 and commits nothing)."""
     if is_url(path):
-        return _open_postgres(str(path), lease)
+        return _open_postgres(str(path), lease, server_wait)
     path = Path(path)
     try:
         if not path.exists() and not path.is_symlink():

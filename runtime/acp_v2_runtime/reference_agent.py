@@ -112,7 +112,8 @@ class Agent:
         self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None, offers: tuple[str, ...] = ()
     ) -> None:
         self.offers = offers
-        self.store = open_store(db, lease=lease, busy_timeout=LOCK_WAIT_SECONDS)  # a bounded wait at startup
+        # A bounded wait at startup; on a server, every call is bounded by STORE_WAIT_SECONDS, the ledger's too.
+        self.store = open_store(db, lease=lease, busy_timeout=LOCK_WAIT_SECONDS, server_wait=STORE_WAIT_SECONDS)
         # A database server (`--db postgresql://...`) is reached over the network and shared with other Agents: its
         # calls run in worker threads, each bounded by STORE_WAIT_SECONDS, so a slow or frozen server never holds up
         # the lines that need no store.
@@ -333,8 +334,8 @@ class Agent:
             raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time") from None
 
     async def keyed(self, call: Callable[[], Awaitable[T]]) -> T:
-        """A ledger call: on SQLite tried again while the file is locked; on a server the ledger's own threads and
-        the store's timeouts bound it."""
+        """A ledger call: on SQLite tried again while the file is locked; on a server the ledger bounds each store
+        call by the store's answer timeout (STORE_WAIT_SECONDS here) and answers -32603 after it."""
         return await (call() if self.remote else self.locked(call))
 
     async def locked(self, call: Callable[[], Awaitable[T]] | Callable[[], T]) -> T:

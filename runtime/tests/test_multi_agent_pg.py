@@ -424,7 +424,6 @@ def test_frozen_server_a_cancel_of_a_held_prompt_is_answered_at_once(url, cluste
     run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason="needs the store timeouts (the ledger's part of issue 34)")
 def test_frozen_server_a_released_held_prompt_gets_an_error_in_bounded_time_and_the_key_stays_unused(url, cluster):
     async def scenario() -> None:
         a, b = await asyncio.gather(*(Agent.start(name, url) for name in "AB"))
@@ -452,7 +451,6 @@ def test_frozen_server_a_released_held_prompt_gets_an_error_in_bounded_time_and_
     run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason="needs the store timeouts (the ledger's part of issue 34)")
 def test_frozen_server_a_prompt_pending_on_another_agents_claim_gets_an_error_in_bounded_time(url, cluster):
     async def scenario() -> None:
         a, b = await asyncio.gather(*(Agent.start(name, url) for name in "AB"))
