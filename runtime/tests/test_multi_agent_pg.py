@@ -367,13 +367,14 @@ def test_server_frozen_requests_that_need_no_store_are_answered_and_every_outcom
                 # The Agent's own store work gets -32603 in bounded time rather than silence.
                 listed = await started[0].call("session/list", {}, bound=STORE_WAIT_SECONDS * 4)
                 assert listed.get("error", {}).get("code") == INTERNAL, listed
-                assert time.monotonic() - frozen_at < FREEZE_SECONDS, "the machine is too slow for this check"
                 await asyncio.sleep(max(0.0, FREEZE_SECONDS - (time.monotonic() - frozen_at)))
             finally:
                 cluster.thaw()
             await asyncio.wait_for(load, ANSWER_BOUND * 3)
             await _recovered(started, session_id, outcomes)
             check_outcomes(url, session_id, outcomes, started)
+            # Every attempt, keyed prompts held up by the frozen server among them, was answered within the bound.
+            assert max(w for agent in started for w in agent.waits) < STALL_BOUND
         finally:
             for agent in started:
                 await agent.close()
