@@ -62,8 +62,8 @@ def url(cluster: Cluster) -> Iterator[str]:
 class Agent:
     """One reference Agent process, driven by asyncio: `call` sends a request and awaits its answer."""
 
-    def __init__(self, name: str, proc: asyncio.subprocess.Process) -> None:
-        self.name, self.proc = name, proc
+    def __init__(self, name: str, proc: asyncio.subprocess.Process, url: str) -> None:
+        self.name, self.proc, self.url = name, proc, url
         self.answers: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self.updates: list[dict[str, Any]] = []
         self.reader = asyncio.get_running_loop().create_task(self._read())
@@ -80,7 +80,7 @@ class Agent:
             env=environment(),
             limit=1 << 24,
         )
-        agent = cls(name, proc)
+        agent = cls(name, proc, url)
         assert "result" in await agent.call("initialize", INITIALIZE)
         return agent
 
@@ -246,10 +246,9 @@ def test_holder_killed_before_insertion_another_agent_completes_the_key_once(url
         try:
             session_id = await new_session([a, b, c])
             key = f"k-{uuid.uuid4()}"
-            held = a.send("session/prompt", prompt(session_id, key, "held", holdInsert=True))
-            await asyncio.sleep(1.0)  # A claims the key and holds before inserting
+            held = await _held(a, session_id, key, "held")  # A claims the key and holds before inserting
             waiting = b.send("session/prompt", prompt(session_id, key, "held"))
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(1.0)
             assert not waiting.done()  # B waits on A's claim
             a.kill()
             answer = await asyncio.wait_for(waiting, ANSWER_BOUND)  # A's lease runs out; B takes the key over
@@ -391,9 +390,25 @@ RELEASE = "_conformance/release"
 async def _held(agent: Agent, session_id: str, key: str, text: str) -> asyncio.Future[dict[str, Any]]:
     """A keyed prompt that `agent` claims and then holds before inserting (the holdInsert hook)."""
     future = agent.send("session/prompt", prompt(session_id, key, text, holdInsert=True))
-    await asyncio.sleep(1.0)  # the claim is made
+    await _claimed(agent.url, session_id)
     assert not future.done(), future.result()
     return future
+
+
+async def _claimed(url: str, session_id: str) -> None:
+    """Wait until a claim of the session's key is in the store (however slow the machine is)."""
+    import psycopg
+
+    deadline = time.monotonic() + ANSWER_BOUND
+    while True:
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM acp_idempotency_keys WHERE session_id = %s AND state = 'pending'", (session_id,)
+            ).fetchone()
+        if row and row[0]:
+            return
+        assert time.monotonic() < deadline, "the claim never reached the store"
+        await asyncio.sleep(0.05)
 
 
 def test_frozen_server_a_cancel_of_a_held_prompt_is_answered_at_once(url, cluster):
@@ -460,7 +475,7 @@ def test_frozen_server_a_prompt_pending_on_another_agents_claim_gets_an_error_in
             key = f"k-{uuid.uuid4()}"
             await _held(a, session_id, key, "pending")
             waiting = b.send("session/prompt", prompt(session_id, key, "pending"))
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(1.0)
             assert not waiting.done()  # B waits on A's claim
             cluster.freeze()
             try:
@@ -486,7 +501,7 @@ def test_a_cancel_on_another_agent_withdraws_the_held_prompt_on_every_agent(url)
             key = f"k-{uuid.uuid4()}"
             held = await _held(a, session_id, key, "withdrawn")
             waiting = b.send("session/prompt", prompt(session_id, key, "withdrawn"))
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(1.0)
             assert not waiting.done()  # B waits on A's claim
             rid = next(r for r, f in b.answers.items() if f is waiting)
             b.notify("$/cancel_request", {"requestId": rid})  # the Client gave up on B, before any insertion
