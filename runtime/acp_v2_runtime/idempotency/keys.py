@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from acp_v2_schema.protocol import SESSION_PROMPT, KnownErrorCode
-from acp_v2_schema.reader import KEY_PARAMS
 from acp_v2_schema.retry import (
     IDEMPOTENCY_KEY_MAX_LENGTH,
     IDEMPOTENCY_KEY_MIN_LENGTH,
+    POLICY,
     KeyProblem,
     idempotency_key_problem,
 )
@@ -26,7 +26,9 @@ INVALID_PARAMS = int(KnownErrorCode.INVALID_PARAMS)
 REQUEST_CANCELLED = int(KnownErrorCode.REQUEST_CANCELLED)
 INTERNAL_ERROR = int(KnownErrorCode.INTERNAL_ERROR)
 
-KEY_PARAM = KEY_PARAMS[SESSION_PROMPT]
+_PROMPT_KEY = POLICY[(SESSION_PROMPT, "request")].key_param  # the retry table's, without loading the models
+assert _PROMPT_KEY is not None, "the spec makes session/prompt a keyed method"
+KEY_PARAM: str = _PROMPT_KEY
 """The key's parameter name in `session/prompt` (the spec's), named in the data of a key error."""
 MALFORMED_KEY, KEY_REUSED = "malformed-key", "key-reused"
 """The `reason` of InvalidParamsErrorData for a key that is not valid and for a key that belongs to another prompt

@@ -81,6 +81,7 @@ class _Pending:
 
     __slots__ = (
         "fingerprint",
+        "fresh_until",
         "future",
         "gone",
         "holding",
@@ -107,6 +108,7 @@ class _Pending:
         self.inserting = inserting  # the call that may insert is under way: a cancel no longer withdraws
         self.inserted = False  # this process inserted the message (the first attempt says so)
         self.holding = False  # this process holds the key's claim in the store
+        self.fresh_until = 0.0  # until when (the ledger's clock) that claim is surely still ours: half its lease
         self.seen: int | None = seen  # the key's withdrawal count when this process first reached the store
         self.withdrawn = False  # cancelled: the withdrawal is being recorded
         self.gone: asyncio.Event | None = None  # set once the withdrawal is recorded (or failed) and the slot is free
@@ -144,6 +146,7 @@ class KeyLedger:
         owner: str | None = None,
         threaded: bool | None = None,
         store_timeout_seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.derive_message_ids = derive_message_ids
@@ -159,6 +162,7 @@ class KeyLedger:
         # How long to wait for one store call (in a worker thread) before answering -32603; the store's own bound
         # unless given. A store on the event loop (`threaded=False`) is bounded by its own timeouts only.
         self._bound = store_timeout_seconds or getattr(store, "answer_timeout_seconds", None)
+        self._clock = clock  # measures how long ago a claim was confirmed (see `_withdraw`)
         self._claim_record: ClaimRecord | None = getattr(store, "claim_record", None)
         # A store that keeps prompts as they are (`lazy_fingerprints`) gets the prompt itself and gives it back when a
         # retry compares; the others get, and give back, its digest.
@@ -479,20 +483,26 @@ class KeyLedger:
     async def _withdraw(self, slot: tuple[str, str], pending: _Pending) -> None:
         """Record a withdrawal in the store, so that it reaches every process, and answer this process's attempts.
 
-        While this process holds the claim, nothing can insert before the claim is given back, so the attempts get
-        -32800 at once, also on a stalled store. Otherwise the store says whether the message went in first: then
-        the attempts get its messageId; if the store cannot be reached they get its error, since a -32800 the
-        store has not recorded could be followed by another process's insert.
+        While this process holds the claim, confirmed by the store less than half a lease ago, nobody can insert
+        before the claim is given back or runs out, so the attempts get -32800 at once, also on a stalled store;
+        the withdrawal is then tried until it is in the store or the lease is over. Otherwise the store says
+        whether the message went in first: then the attempts get its messageId; if the store cannot be reached
+        they get its error, since a -32800 the store has not recorded could be followed by another process's insert.
         """
         session_id, digest = slot
         withdraw = self.store.withdraw
         try:
-            if pending.holding:
+            if pending.holding and self._clock() < pending.fresh_until:
                 self._settle(slot, pending, error=Cancelled(), keep=True)
-                # A store failure leaves our claim to run out under its lease instead.
-                with contextlib.suppress(Exception):
-                    await self._call(withdraw, session_id, digest, self.owner)
-                return
+                lease_end = pending.fresh_until + self.store.lease_seconds / 2
+                while True:
+                    try:
+                        await self._call(withdraw, session_id, digest, self.owner)
+                        return
+                    except Exception:  # the store failed: try again while the claim can still matter
+                        if self._clock() + self._max_poll >= lease_end:
+                            return
+                    await asyncio.sleep(self._max_poll)
             try:
                 claim = await self._call(withdraw, session_id, digest, self.owner)
             except Exception as exc:
@@ -567,6 +577,7 @@ class KeyLedger:
             self._changed(pending, claim)
         delay = self._poll
         while True:
+            asked = self._clock()
             claim = await self._call(
                 self.store.claim, session_id, digest, self.owner, pending.stored, late=self._late_claim(slot)
             )
@@ -589,6 +600,7 @@ class KeyLedger:
                 delay = min(delay * 2, self._max_poll)
                 continue
             pending.holding = True
+            pending.fresh_until = asked + self.store.lease_seconds / 2
             result = await self._insert(slot, pending, derived, prepare, write)
             if result is not None:
                 return result
@@ -614,7 +626,7 @@ class KeyLedger:
         write: Write | None,
     ) -> str | None:
         session_id, digest = slot
-        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(session_id, digest))
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(session_id, digest, pending))
         try:
             if prepare is not None:
                 await prepare()
@@ -643,16 +655,20 @@ class KeyLedger:
             pending.inserting = False
         return result.message_id
 
-    async def _heartbeat(self, session_id: str, digest: str) -> None:
-        period = max(self.store.lease_seconds / 3, 0.01)
+    async def _heartbeat(self, session_id: str, digest: str, pending: _Pending) -> None:
+        lease = self.store.lease_seconds
+        period = max(lease / 3, 0.01)
         while True:
             await asyncio.sleep(period)
+            asked = self._clock()
             try:
                 renewed = await self._call(self.store.renew, session_id, digest, self.owner)
             except Exception:  # the store failed (locked, full): the next renewal tries again; nobody awaits this
                 continue
             if not renewed:
+                pending.fresh_until = 0.0  # the claim was lost (its lease ran out and another took it)
                 return
+            pending.fresh_until = asked + lease / 2
 
     def _start_call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Start a store call in a worker thread, with the commit deadline that the wait's bound sets (if any)."""
