@@ -65,6 +65,7 @@ from .agent_db import DatabaseRefused, insert_user_message, is_url, open_store, 
 from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
 from .idempotency.keys import InvalidKey, KeyReused, validate_key
+from .idempotency.store import commit_deadline
 
 T = TypeVar("T")
 PROTOCOL_VERSION = 2
@@ -328,10 +329,20 @@ class Agent:
         database server: run in a worker thread, waited for at most STORE_WAIT_SECONDS. Then RpcError -32603."""
         if not self.remote:
             return await self.locked(call)
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(call), STORE_WAIT_SECONDS)
-        except TimeoutError:
-            raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time") from None
+        # As the ledger does: a write sends COMMIT within 0.6 of the bound and the server refuses one that lands
+        # more than 0.3 of it after its transaction began, so a write never commits after its -32603 was sent.
+        at = time.monotonic() + 0.6 * STORE_WAIT_SECONDS
+
+        def bounded() -> T:
+            with commit_deadline(at, 0.3 * STORE_WAIT_SECONDS, STORE_WAIT_SECONDS):
+                return call()
+
+        work = asyncio.ensure_future(asyncio.to_thread(bounded))
+        work.add_done_callback(lambda done: done.cancelled() or done.exception())  # a late failure is seen
+        finished, _ = await asyncio.wait({work}, timeout=STORE_WAIT_SECONDS)
+        if not finished:
+            raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time")
+        return work.result()
 
     async def keyed(self, call: Callable[[], Awaitable[T]]) -> T:
         """A ledger call: on SQLite tried again while the file is locked; on a server the ledger bounds each store

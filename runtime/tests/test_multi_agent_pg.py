@@ -575,3 +575,23 @@ def test_frozen_server_closing_the_input_ends_the_agent_in_bounded_time(url, clu
             await a.close()
 
     run(scenario())
+
+
+def test_frozen_server_a_new_session_gets_an_error_in_bounded_time_and_is_never_written(url, cluster):
+    async def scenario() -> None:
+        (a,) = await asyncio.gather(Agent.start("A", url))
+        try:
+            before = await a.call("session/list", {})
+            cluster.freeze()
+            try:
+                answer = await a.call("session/new", {"cwd": "/frozen", "mcpServers": []}, bound=STALL_BOUND)
+                assert answer.get("error", {}).get("code") == INTERNAL, answer
+            finally:
+                cluster.thaw()
+            await asyncio.sleep(1.0)  # the transaction the Agent stopped waiting for reaches its COMMIT, and fails
+            after = await a.call("session/list", {})
+            assert after["result"]["sessions"] == before["result"]["sessions"], "-32603, then the session was written"
+        finally:
+            await a.close()
+
+    run(scenario())
