@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 import sqlite3
 import time
+from typing import Any
 
 import pytest
-from ledger_places import Place, place_factory  # noqa: F401  (a fixture)
+from ledger_places import MESSAGES, Place, place_factory  # noqa: F401  (a fixture)
 
 from acp_v2_runtime.idempotency import Cancelled, KeyLedger
 from acp_v2_runtime.idempotency.keys import StoreUnavailable
+from acp_v2_runtime.idempotency.postgres import PostgresStore
 from acp_v2_runtime.idempotency.sql import TABLE
 from acp_v2_runtime.idempotency.store import commit_deadline
 
@@ -185,3 +187,110 @@ def test_the_loop_stays_free_while_a_store_call_waits(sql_place):
         return beat
 
     assert asyncio.run(go()) < 0.45  # well before the lock timeout ends the stalled call
+
+
+class FreezingProxy:
+    """A TCP relay to the PostgreSQL server that can stop passing bytes, as a frozen server would look (its
+    kernel still accepts what is sent), without stopping the server other tests share."""
+
+    def __init__(self, host: str, port: int) -> None:
+        import socket
+        import threading
+
+        self.target = (host, port)
+        self.frozen = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[Any] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            self.sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: Any, sink: Any) -> None:
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                data = b""
+            while data and self.frozen.is_set():
+                time.sleep(0.01)
+            try:
+                if not data:
+                    sink.close()
+                    return
+                sink.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.listener.close()
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+
+def test_a_frozen_server_gets_bounded_answers_and_commits_nothing_late(place_factory):  # noqa: F811
+    """The server stops answering (a relay holds every byte) while a keyed prompt is inserted and while a held one
+    is cancelled: -32603 within the ledger's bound, -32800 at once for the held one, and after the thaw nothing
+    of the abandoned transaction is committed and the key inserts once."""
+    import psycopg
+
+    place = place_factory()
+    if place.kind != "postgres":
+        pytest.skip("a server store")
+    info = psycopg.conninfo.conninfo_to_dict(place.where)
+    proxy = FreezingProxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432)))
+    relayed = psycopg.conninfo.make_conninfo(place.where, host="127.0.0.1", port=proxy.port)
+    store = PostgresStore(relayed, setup=lambda c: c.execute(MESSAGES), **SHORT_PG, answer_timeout_seconds=2.0)
+    ledger = KeyLedger(store)
+    sid = place.session()
+    held_now = never = None
+
+    async def held() -> None:
+        held_now.set()
+        await never.wait()
+
+    async def go():
+        nonlocal held_now, never
+        held_now, never = asyncio.Event(), asyncio.Event()
+        holding = asyncio.ensure_future(ledger.submit(sid, "h", 1, prompt=PROMPT, prepare=held, write=place.write))
+        await held_now.wait()
+        proxy.frozen.set()
+        started = time.monotonic()
+        assert ledger.cancel(1)
+        with contextlib.suppress(Cancelled):
+            await holding
+        cancelled_in = time.monotonic() - started
+        started = time.monotonic()
+        try:
+            await ledger.submit(sid, "k", 2, prompt=PROMPT, write=place.write)
+        except StoreUnavailable as exc:
+            failure = exc
+        answered_in = time.monotonic() - started
+        await asyncio.sleep(3.0)  # the freeze outlasts the bound
+        proxy.frozen.clear()
+        await asyncio.sleep(3.0)  # the abandoned transaction ends meanwhile, refused at COMMIT
+        again = await ledger.submit(sid, "k", 3, prompt=PROMPT, write=place.write)
+        return holding.exception(), cancelled_in, failure, answered_in, again
+
+    try:
+        outcome, cancelled_in, failure, answered_in, again = asyncio.run(go())
+    finally:
+        store.close()
+        proxy.close()
+    assert isinstance(outcome, Cancelled) and cancelled_in < 2.0
+    assert failure.code == StoreUnavailable(1).code and answered_in < 2.0 * SLACK
+    assert again.inserted
+    assert place.messages() == 1
