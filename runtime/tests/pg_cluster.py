@@ -44,6 +44,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _children(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (read from /proc, so no tool is needed)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # the command name (2nd field) may hold spaces: the parent id is the 2nd field after its ')'
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(stat.parent.name))
+    return found
+
+
 class Cluster:
     """A PostgreSQL server of this test run alone: start, stop, restart, freeze and thaw it."""
 
@@ -104,8 +115,7 @@ class Cluster:
         if not pid_file.exists():
             return []
         main = int(pid_file.read_text().split()[0])
-        children = subprocess.run(["pgrep", "-P", str(main)], capture_output=True, text=True, check=False).stdout
-        return [main, *(int(p) for p in children.split())]
+        return [main, *_children(main)]
 
     def freeze(self) -> None:
         """Stop every process of the server (SIGSTOP): connections stay open and nothing answers."""
