@@ -203,10 +203,13 @@ class Resender:
                     raise
                 unknown = unknown or failure.kind is FailureKind.NO_RESPONSE
                 if not allowed or attempt == self.max_attempts:
-                    # A keyed prompt stays pending either way: it is unanswered, so resend_pending() takes it up.
                     if unknown:
+                        # A lost answer may have inserted it: the prompt stays pending, for resend_pending().
                         why = "may not resend" if not allowed else "out of attempts"
                         raise OutcomeUnknown(method, attempt, why) from failure
+                    if code is not None:
+                        self._done(key)  # every attempt was answered, the last with an error: nothing was inserted
+                    # Otherwise no attempt got out (NotSent): the prompt stays pending, for resend_pending().
                     raise
                 await self._sleep(self.delay(attempt))
             else:

@@ -1,12 +1,14 @@
-"""A small ACP v2 Agent over stdio, built on the key ledger with the SQLite store: the conformance reference.
+"""A small ACP v2 Agent over stdio, built on the key ledger with an SQL store: the conformance reference.
 
     python -m acp_v2_runtime.reference_agent --db agent.db [--ignore-keys] [--lease SECONDS] [--offers NAMES]
+    python -m acp_v2_runtime.reference_agent --db postgresql://user@host/agents ...
 
-It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file,
-so a restarted process (or a second one) sees what the first inserted. It handles `initialize`, `session/new`,
-`session/resume` (replays the stored messages when `replayFrom` asks, then reports the state), `session/list`,
-`session/close`, `session/prompt`, `session/cancel` and `$/cancel_request`. Work is deliberately tiny:
-`running`, one `agent_message`, `idle`.
+It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file or
+one PostgreSQL database (`--db` a `postgresql://` URL, whose password is never shown), so a restarted process, or
+any other one on the same database, sees what the first inserted: several Agents can serve one Client. It
+handles `initialize`, `session/new`, `session/resume` (replays the stored messages when `replayFrom` asks, then
+reports the state), `session/list`, `session/close`, `session/prompt`, `session/cancel` and `$/cancel_request`.
+Work is deliberately tiny: `running`, one `agent_message`, `idle`.
 
 Test hooks, for the conformance traces only, ride in the prompt's `_meta["acp-v2-retry/conformance"]` (the
 handshake key of the traces document): `holdInsert` keeps the prompt before insertion and `holdWork` keeps the
@@ -28,8 +30,10 @@ before any work. Those answers carry the request's id when it was valid, else nu
 the Client are never answered, nor are notifications. A `--db` file that exists but is not this Agent's database
 (empty, corrupted, another program's) is refused at startup with one line on stderr and exit status 2. Standard
 input may be of any kind (a regular file, /dev/null, closed): it is read to its end, then the process exits.
-Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, then -32603;
-a failed write ends the request with -32603, or the turn with the `idle` state and stopReason `error`.
+Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, a database
+server's call is waited for at most STORE_WAIT_SECONDS (in a worker thread), then -32603; a failed write ends the
+request with -32603, or the turn with the `idle` state and stopReason `error`. A prompt the generated models read
+only by salvaging (ACP's lenient rules) is acted on, stored and replayed without what they set aside.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -56,10 +61,11 @@ from acp_v2_schema.protocol import KnownErrorCode as Code
 from acp_v2_schema.reader import KEY_PARAMS, Invalid, MessageReader, Notification, Request, line_too_long
 
 from . import jsonrpc
-from .agent_db import DatabaseRefused, insert_user_message, open_store
+from .agent_db import DatabaseRefused, insert_user_message, is_url, open_store, redacted, sql
 from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
 from .idempotency.keys import InvalidKey, KeyReused, validate_key
+from .idempotency.store import commit_deadline
 
 T = TypeVar("T")
 PROTOCOL_VERSION = 2
@@ -72,6 +78,11 @@ RELEASE = "_conformance/release"  # the test hook's notification (an extension m
 LOCK_WAIT_SECONDS = 2.0
 _FIRST_RETRY_SECONDS = 0.005
 _LAST_RETRY_SECONDS = 0.05
+# How long the Agent's own call to a database server (`--db postgresql://...`) may take before its request gets
+# -32603 (or its turn ends in error): a server that is slow, frozen or unreachable costs one bounded answer.
+STORE_WAIT_SECONDS = 5.0
+FINISH_SECONDS = 2 * STORE_WAIT_SECONDS  # at the end of the input, how long a keyed insertion under way may take
+STORE_THREADS = 32  # worker threads for a server's calls: those stuck on a frozen server leave others free
 # The kinds of history replay (`replayFrom.type`) this Agent implements; any other is refused with -32602.
 REPLAY_KINDS = frozenset({"start"})
 
@@ -102,18 +113,26 @@ class Agent:
         self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None, offers: tuple[str, ...] = ()
     ) -> None:
         self.offers = offers
-        self.store = open_store(db, lease=lease, busy_timeout=LOCK_WAIT_SECONDS)  # a bounded wait at startup
-        # From here on, a locked database fails each try at once and `stored` awaits the next, never the loop.
-        self.store.connection().execute("PRAGMA busy_timeout = 0")
-        # Store calls run on the event loop, as every other write of this Agent does: a transaction on the local
+        # A bounded wait at startup; on a server, every call is bounded by STORE_WAIT_SECONDS, the ledger's too.
+        self.store = open_store(db, lease=lease, busy_timeout=LOCK_WAIT_SECONDS, server_wait=STORE_WAIT_SECONDS)
+        # A database server (`--db postgresql://...`) is reached over the network and shared with other Agents: its
+        # calls run in worker threads, each bounded by STORE_WAIT_SECONDS, so a slow or frozen server never holds up
+        # the lines that need no store.
+        self.remote = is_url(db)
+        if not self.remote:
+            # From here on, a locked database fails each try at once and `stored` awaits the next, never the loop.
+            self.store.connection().execute("PRAGMA busy_timeout = 0")
+        # SQLite's calls run on the event loop, as every other write of this Agent does: a transaction on the local
         # file takes microseconds, less than handing it to a worker thread and back.
-        self.ledger = KeyLedger(self.store, threaded=False)
+        self.ledger = KeyLedger(self.store, threaded=self.remote)
         # The generated reader classifies every line. This Agent sends no requests, so it remembers none; it refuses
-        # what JSON cannot write back, acts on the parsed params (`raw`), and with --ignore-keys never sees a key.
+        # what JSON cannot write back, acts on the parsed params (`raw`; what a lenient read salvaged is dropped, see
+        # `_validated`), and with --ignore-keys never sees a key.
         self.reader = MessageReader(remember_requests=False, strict_json=True, keep_raw=True, ignore_keys=ignore_keys)
         self.crash_after = crash_after
         self.active: dict[str, Session] = {}
         self.requests: dict[Hashable, asyncio.Task[Any]] = {}
+        self.keyed_ids: set[Hashable] = set()  # the ids of keyed prompts in flight
         self.out = getattr(sys.stdout, "buffer", None)
         self.closed = self.out is None  # stdout closed at start: nothing can be answered, but the input is read
 
@@ -143,6 +162,8 @@ class Agent:
         self.send({"method": M.SESSION_UPDATE, "params": {"sessionId": session_id, "update": update}})
 
     async def serve(self) -> None:
+        if self.remote:  # store calls wait in threads; enough of them that a stalled server cannot starve the rest
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(STORE_THREADS, "store"))
         reader = jsonrpc.LineReader(read_stdin())
         while (line := await reader.next_line()) is not None:
             try:
@@ -151,8 +172,31 @@ class Agent:
                 log(f"error reading a line: {type(exc).__name__}")
                 self.fail(None, Code.INTERNAL_ERROR, "Internal error")
             await asyncio.sleep(0)  # let the request start before the next line, so a cancel finds it registered
-        for task in list(self.requests.values()):
-            task.cancel()
+        await self.finish()
+
+    async def finish(self) -> None:
+        """The end of the input: requests still running are withdrawn or cancelled (-32800), except a keyed prompt
+        in the middle of its insertion, which may finish (for at most FINISH_SECONDS) so that its answer is true.
+        After that nothing more is written: an answer left out is a lost answer, which a Client can handle, never a
+        false one."""
+        for rid, task in list(self.requests.items()):
+            if rid in self.keyed_ids:
+                self.ledger.cancel(rid)  # withdrawn unless it is being inserted
+            else:
+                task.cancel()
+        for session in self.active.values():
+            if session.worker is not None:
+                session.worker.cancel()
+        # What is left (the requests, and the ledger's own work: a withdrawal being recorded, a claim given back)
+        # gets a bounded time to end.
+        running = asyncio.all_tasks() - {asyncio.current_task()}
+        if running:
+            await asyncio.wait(running, timeout=FINISH_SECONDS)
+        self.closed = True
+        if self.remote:
+            # Worker threads may still wait on a server that does not answer: the process does not wait for them (the
+            # server rolls back whatever was not committed when the connections close).
+            os._exit(0)
 
     def receive(self, line: bytes | jsonrpc.Oversized) -> None:
         """Handle one line: answer it at once when it is not a valid call, else start its work.
@@ -163,7 +207,7 @@ class Agent:
         for message in found:
             if isinstance(message, Request):
                 log(f"<- {message.method!a} id={message.id!a}")
-                self.dispatch(message.id, message.method, message.raw.get("params"))
+                self.dispatch(message.id, message.method, _validated(message))
             elif isinstance(message, Notification):
                 log(f"<- {message.method!a} id=None")
                 try:
@@ -210,7 +254,9 @@ class Agent:
                 hold = session.release
         task = asyncio.get_running_loop().create_task(self.answer(rid, method, params, hold))
         self.requests[rid] = task
-        task.add_done_callback(lambda _: self.requests.pop(rid, None))
+        if method == M.SESSION_PROMPT and params.get(KEY_PARAMS.get(method, "")) is not None:
+            self.keyed_ids.add(rid)  # at the end of the input it is withdrawn through the ledger, never cut off
+        task.add_done_callback(lambda _: (self.requests.pop(rid, None), self.keyed_ids.discard(rid)))
 
     async def answer(self, rid: Any, method: str, params: dict[str, Any], hold: asyncio.Event | None) -> None:
         handler = HANDLERS[method]
@@ -279,10 +325,37 @@ class Agent:
             "_meta": {HOOKS_KEY: {"offers": list(self.offers)}},
         }
 
-    async def stored(self, call: Callable[[], Awaitable[T]] | Callable[[], T]) -> T:
-        """`call()` (awaited when it gives an awaitable), tried again while another process holds the database
-        lock, for at most LOCK_WAIT_SECONDS; then RpcError -32603. Only the waits between tries are awaited, so
-        the request stays cancellable and every other line is served meanwhile."""
+    async def stored(self, call: Callable[[], T]) -> T:
+        """The Agent's own database work (`call()`, which uses the store's connection), in bounded time.
+
+        SQLite: tried again while another process holds the database lock, for at most LOCK_WAIT_SECONDS. A
+        database server: run in a worker thread, waited for at most STORE_WAIT_SECONDS. Then RpcError -32603."""
+        if not self.remote:
+            return await self.locked(call)
+        # As the ledger does: a write sends COMMIT within 0.6 of the bound and the server refuses one that lands
+        # more than 0.3 of it after its transaction began, so a write never commits after its -32603 was sent.
+        at = time.monotonic() + 0.6 * STORE_WAIT_SECONDS
+
+        def bounded() -> T:
+            with commit_deadline(at, 0.3 * STORE_WAIT_SECONDS, STORE_WAIT_SECONDS):
+                return call()
+
+        work = asyncio.ensure_future(asyncio.to_thread(bounded))
+        work.add_done_callback(lambda done: done.cancelled() or done.exception())  # a late failure is seen
+        finished, _ = await asyncio.wait({work}, timeout=STORE_WAIT_SECONDS)
+        if not finished:
+            raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time")
+        return work.result()
+
+    async def keyed(self, call: Callable[[], Awaitable[T]]) -> T:
+        """A ledger call: on SQLite tried again while the file is locked; on a server the ledger bounds each store
+        call by the store's answer timeout (STORE_WAIT_SECONDS here) and answers -32603 after it."""
+        return await (call() if self.remote else self.locked(call))
+
+    async def locked(self, call: Callable[[], Awaitable[T]] | Callable[[], T]) -> T:
+        """`call()` (awaited when it gives an awaitable), tried again while another process holds the SQLite
+        file's lock, for at most LOCK_WAIT_SECONDS; then RpcError -32603. Only the waits between tries are awaited,
+        so the request stays cancellable and every other line is served meanwhile."""
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         delay = _FIRST_RETRY_SECONDS
         while True:
@@ -299,12 +372,20 @@ class Agent:
             await asyncio.sleep(delay)
             delay = min(delay * 2, _LAST_RETRY_SECONDS)
 
-    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
-        return self.store.connection().execute(sql, args).fetchall()
+    def _read(self, text: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        conn = self.store.connection()
+        try:
+            return list(conn.execute(sql(conn, text), args).fetchall())
+        except Exception:
+            if not getattr(conn, "broken", False):
+                raise
+        # The server dropped this connection (a restart): a read can safely go again, on a new one.
+        conn = self.store.connection()
+        return list(conn.execute(sql(conn, text), args).fetchall())
 
-    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+    def _write(self, text: str, args: tuple[Any, ...]) -> None:
         with self.store.transaction() as conn:
-            conn.execute(sql, args)
+            conn.execute(sql(conn, text), args)
 
     async def session_new(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = f"sess_{uuid.uuid4().hex[:16]}"
@@ -374,7 +455,6 @@ class Agent:
         # anything else happens to the prompt; None (omitted or null) means no key.
         key = params.get(key_name) if key_name else None
         sid = session.session_id
-        wrote: list[str] = []
         prepared: list[bool] = []
 
         async def prepare() -> None:
@@ -388,9 +468,8 @@ class Agent:
             if hold is not None:
                 await hold.wait()
 
-        def write(conn: sqlite3.Connection, message_id: str) -> None:
+        def write(conn: Any, message_id: str) -> None:
             insert_user_message(conn, sid, message_id, prompt)
-            wrote.append(message_id)
 
         if key is None:
             # Without a key, the request task itself is what session/cancel and $/cancel_request withdraw; the
@@ -399,7 +478,7 @@ class Agent:
             assert task is not None
             session.held.add(task)
             try:
-                message_id = await self.stored(
+                submitted = await self.keyed(
                     lambda: self.ledger.submit(sid, None, rid, prompt=prompt, prepare=prepare, write=write)
                 )
             finally:
@@ -408,10 +487,11 @@ class Agent:
             # Without pre-insertion work the ledger claims the key and inserts the message in one transaction.
             needs_prepare = hold is not None or hooks.get("failInsert") or self.crash_after == "claim"
             step = prepare if needs_prepare else None
-            message_id = await self.stored(
+            submitted = await self.keyed(
                 lambda: self.ledger.submit(sid, key, rid, prompt=prompt, prepare=step, write=write)
             )
-        fresh = bool(wrote)  # False for a retry, and for an attempt that joined another one
+        message_id = submitted.message_id
+        fresh = submitted.inserted  # False for a retry, and for an attempt that joined another one
         if key is not None and fresh and self.crash_after == "insert":
             os.kill(os.getpid(), signal.SIGKILL)
         if fresh:
@@ -465,6 +545,16 @@ KEY_ERROR_REASONS: dict[type[LedgerError], str] = {InvalidKey: "malformed-key", 
 """The `reason` of the InvalidParamsErrorData sent with each key error (the spec's words)."""
 
 
+def _validated(message: Request) -> Any:
+    """The params a request is acted on with: as sent, or, when the lenient read salvaged something, as the model
+    writes them. What was set aside is then dropped before anything is stored, replayed or compared, so the
+    Agent's own updates hold only valid values, and a retry sent as the models write it is the same prompt."""
+    model = message.params
+    if getattr(model, "model_salvaged", ()):
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return message.raw.get("params")
+
+
 def _key_error_data(method: str, params: Any) -> dict[str, Any] | None:
     """The data of a -32602 answer whose params hold a key that is not a valid idempotency key, else None."""
     name = KEY_PARAMS.get(method)
@@ -487,7 +577,7 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
 
 def _internal_message(exc: BaseException) -> str:
     """The message of a -32603 answer: what kind of failure it was, never data from the request."""
-    if isinstance(exc, sqlite3.Error):
+    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("psycopg"):
         return f"Internal error: the database failed ({type(exc).__name__})"
     return "Internal error"
 
@@ -562,7 +652,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.reference_agent", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--db", required=True, help="SQLite file for sessions, messages and keys")
+    parser.add_argument(
+        "--db",
+        required=True,
+        help="where sessions, messages and keys live: an SQLite file, or a postgresql:// URL that several Agents share",
+    )
     parser.add_argument("--ignore-keys", action="store_true", help="ignore idempotencyKey (to prove the runner fails)")
     parser.add_argument(
         "--lease", type=_seconds, default=30.0, help="seconds before an abandoned claim expires (a positive number)"
@@ -580,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
             args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after, offers=args.offers
         )
     except DatabaseRefused as exc:
-        print(f"{parser.prog}: cannot use --db {args.db}: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: cannot use --db {redacted(args.db)}: {exc}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(agent.serve())

@@ -87,6 +87,7 @@ class RawAgent:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.fences = 0
+        self.seen: list[Any] = []  # every message read so far, in order
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -102,7 +103,11 @@ class RawAgent:
     def next_message(self, timeout: float = 30.0) -> dict[str, Any] | list[Any] | None:
         """The next message the Agent writes, parsed (every line it writes must be JSON); None at its end."""
         line = self.lines.get(timeout=timeout)
-        return None if line is None else json.loads(line)
+        if line is None:
+            return None
+        message = json.loads(line)
+        self.seen.append(message)
+        return message
 
     def exchange(self, line: bytes, timeout: float = 30.0) -> list[Any]:
         """Send `line`, then the fence; every message written before the fence's answer (which must come)."""

@@ -5,6 +5,8 @@
     ledger = KeyLedger(SQLiteStore("agent.db"))
     message_id = await ledger.submit(session_id, params.get("idempotencyKey"), attempt=(conn_id, request_id),
                                      prompt=params["prompt"], write=insert_message)
+    if message_id.inserted:   # this attempt inserted it (a retry did not): start the turn
+        ...
 
 Stores: `MemoryStore` (live-only messages), `SQLiteStore` (one file, many processes), `PostgresStore` (many
 nodes; needs the `postgresql` extra). See `ledger` for the rules and `store` for the interface.
@@ -19,13 +21,14 @@ from .keys import (
     InvalidSessionId,
     KeyReused,
     LedgerError,
+    StoreUnavailable,
     derive_message_id,
     key_digest,
     prompt_fingerprint,
     validate_key,
     validate_session_id,
 )
-from .ledger import KeyLedger
+from .ledger import KeyLedger, Submitted
 from .sqlite import SQLiteStore
 from .store import DEFAULT_LEASE_SECONDS, ClaimResult, LedgerStore, MemoryStore, RecordResult
 
@@ -55,6 +58,8 @@ __all__ = [
     "PostgresStore",
     "RecordResult",
     "SQLiteStore",
+    "StoreUnavailable",
+    "Submitted",
     "derive_message_id",
     "key_digest",
     "prompt_fingerprint",

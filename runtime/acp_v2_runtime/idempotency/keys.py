@@ -13,16 +13,26 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from acp_v2_schema.protocol import KnownErrorCode
+from acp_v2_schema.protocol import SESSION_PROMPT, KnownErrorCode
 from acp_v2_schema.retry import (
     IDEMPOTENCY_KEY_MAX_LENGTH,
     IDEMPOTENCY_KEY_MIN_LENGTH,
+    POLICY,
     KeyProblem,
     idempotency_key_problem,
 )
 
 INVALID_PARAMS = int(KnownErrorCode.INVALID_PARAMS)
 REQUEST_CANCELLED = int(KnownErrorCode.REQUEST_CANCELLED)
+INTERNAL_ERROR = int(KnownErrorCode.INTERNAL_ERROR)
+
+_PROMPT_KEY = POLICY[(SESSION_PROMPT, "request")].key_param  # the retry table's, without loading the models
+assert _PROMPT_KEY is not None, "the spec makes session/prompt a keyed method"
+KEY_PARAM: str = _PROMPT_KEY
+"""The key's parameter name in `session/prompt` (the spec's), named in the data of a key error."""
+MALFORMED_KEY, KEY_REUSED = "malformed-key", "key-reused"
+"""The `reason` of InvalidParamsErrorData for a key that is not valid and for a key that belongs to another prompt
+(the spec's words; a test checks them against the spec's description of the field)."""
 
 # A fixed namespace for derived message ids, so that every Agent built on this package derives the same id from
 # the same (sessionId, key) pair. It was drawn at random once; it carries no meaning.
@@ -30,7 +40,10 @@ MESSAGE_ID_NAMESPACE = uuid.UUID("6f1d2a4e-93c8-4b57-a0e2-7c15d9b3e846")
 
 
 class LedgerError(Exception):
-    """A JSON-RPC error that answers a keyed prompt; `code` and `message` go into the error response."""
+    """A JSON-RPC error that answers a keyed prompt; `code`, `message` and `data` go into the error response."""
+
+    data: dict[str, Any] | None = None
+    """The error's `data` member, when it has one (a key error's InvalidParamsErrorData)."""
 
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -38,23 +51,45 @@ class LedgerError(Exception):
         self.message = message
 
     def to_error(self) -> dict[str, Any]:
-        """The JSON-RPC error object."""
-        return {"code": self.code, "message": self.message}
+        """The JSON-RPC error object, with `data` when the error has some."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def _key_error_data(reason: str) -> dict[str, Any]:
+    """The InvalidParamsErrorData of a key error, made through the generated model so it has the spec's shape."""
+    from acp_v2_schema.models import InvalidParamsErrorData  # the models load on first use: most prompts never err
+
+    return InvalidParamsErrorData(param=KEY_PARAM, reason=reason).model_dump(
+        by_alias=True, exclude_none=True, mode="json"
+    )
 
 
 class InvalidKey(LedgerError):
     """The key is present but not a valid idempotency key (-32602); `problem` says why."""
 
     def __init__(self, problem: KeyProblem, detail: str) -> None:
-        super().__init__(INVALID_PARAMS, f"Invalid params: idempotencyKey {detail}")
+        super().__init__(INVALID_PARAMS, f"Invalid params: {KEY_PARAM} {detail}")
         self.problem = problem
+
+    @property
+    def data(self) -> dict[str, Any]:  # type: ignore[override]
+        """InvalidParamsErrorData: the key parameter, `malformed-key`."""
+        return _key_error_data(MALFORMED_KEY)
 
 
 class KeyReused(LedgerError):
     """A recorded or pending key came back with a different prompt (-32602); nothing was inserted."""
 
     def __init__(self) -> None:
-        super().__init__(INVALID_PARAMS, "Invalid params: this idempotencyKey belongs to a different prompt")
+        super().__init__(INVALID_PARAMS, f"Invalid params: this {KEY_PARAM} belongs to a different prompt")
+
+    @property
+    def data(self) -> dict[str, Any]:  # type: ignore[override]
+        """InvalidParamsErrorData: the key parameter, `key-reused`."""
+        return _key_error_data(KEY_REUSED)
 
 
 class Cancelled(LedgerError):
@@ -62,6 +97,15 @@ class Cancelled(LedgerError):
 
     def __init__(self) -> None:
         super().__init__(REQUEST_CANCELLED, "Request cancelled before the message was inserted")
+
+
+class StoreUnavailable(LedgerError):
+    """The key store did not answer within its bound (-32603); nothing was inserted for this attempt, and the key
+    stays unused as far as this attempt goes: a late insert of its transaction is refused (see `store`)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(INTERNAL_ERROR, f"Internal error: the key store did not answer within {seconds:g} s")
+        self.seconds = seconds
 
 
 class InvalidSessionId(LedgerError):

@@ -13,11 +13,18 @@ Within one ledger (one process), every attempt with the same (session, key) join
 same outcome: the same messageId, the same error, or -32800 when any of them is cancelled before insertion.
 Across processes the store decides: one claim wins and the others wait for its record; a claim whose owner
 died runs out under its lease and the next attempt takes it over.
+
+A cancel reaches the other processes through the store: the ledger counts a withdrawal on the key's row (`withdraw`),
+the claim holder checks that count in the transaction of its insert, and every attempt that was waiting in the store
+when the withdrawal was recorded finds the count grown and is answered -32800. An attempt is pending in the store
+from its first store call; one that reaches the store after the withdrawal is a new attempt for an unused key.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
@@ -26,6 +33,7 @@ from .keys import (
     Cancelled,
     Fingerprint,
     KeyReused,
+    StoreUnavailable,
     checked_key,
     checked_key_digest,
     derive_message_id,
@@ -33,13 +41,34 @@ from .keys import (
     prompt_fingerprint,
     validate_session_id,
 )
-from .store import INSERTED, ClaimResult, LedgerStore, Write
+from .store import INSERTED, ClaimResult, LedgerStore, Write, commit_deadline
 
 T = TypeVar("T")
 ClaimRecord = Callable[..., ClaimResult]
 """A store's optional `claim_record`: claim a key and insert its message in one step."""
 Prepare = Callable[[], Awaitable[None]]
 """Pre-insertion work (hooks, waiting for a turn). Cancellable until it returns; an exception releases the key."""
+
+
+class Submitted(str):
+    """What `submit` returns: the messageId (this object is that string), and whether this attempt inserted it.
+
+    `inserted` is True for the one attempt whose call wrote the message, and False for a retry, for an attempt
+    that joined another one, and when another process inserted it. An Agent starts its round of work when it is
+    True, so a retry never starts a second one.
+    """
+
+    inserted: bool
+
+    def __new__(cls, message_id: str, inserted: bool = False) -> Submitted:
+        self = super().__new__(cls, message_id)
+        self.inserted = inserted
+        return self
+
+    @property
+    def message_id(self) -> str:
+        """The messageId as a plain str."""
+        return str.__str__(self)
 
 
 class _Pending:
@@ -50,14 +79,39 @@ class _Pending:
     reads the store's answer itself.
     """
 
-    __slots__ = ("fingerprint", "future", "inserting", "stored", "task")
+    __slots__ = (
+        "fingerprint",
+        "fresh_until",
+        "future",
+        "gone",
+        "holding",
+        "inserted",
+        "inserting",
+        "seen",
+        "stored",
+        "task",
+        "withdrawn",
+    )
 
-    def __init__(self, fingerprint: Fingerprint | str | None, stored: object, *, inserting: bool = False) -> None:
+    def __init__(
+        self,
+        fingerprint: Fingerprint | str | None,
+        stored: object,
+        *,
+        inserting: bool = False,
+        seen: int | None = None,
+    ) -> None:
         self.fingerprint = fingerprint  # what this process compares a store's row with
         self.stored = stored  # what the store is given to keep: the prompt itself, or its digest (KeyLedger._stored)
         self.future: asyncio.Future[str] | None = None
         self.task: asyncio.Task[str] | None = None
-        self.inserting = inserting
+        self.inserting = inserting  # the call that may insert is under way: a cancel no longer withdraws
+        self.inserted = False  # this process inserted the message (the first attempt says so)
+        self.holding = False  # this process holds the key's claim in the store
+        self.fresh_until = 0.0  # until when (the ledger's clock) that claim is surely still ours: half its lease
+        self.seen: int | None = seen  # the key's withdrawal count when this process first reached the store
+        self.withdrawn = False  # cancelled: the withdrawal is being recorded
+        self.gone: asyncio.Event | None = None  # set once the withdrawal is recorded (or failed) and the slot is free
 
     def outcome(self) -> asyncio.Future[str]:
         """The future that the joined attempts wait on, made the first time it is asked for."""
@@ -66,14 +120,19 @@ class _Pending:
         return self.future
 
 
+def _answered(pending: _Pending) -> bool:
+    return pending.future is not None and pending.future.done()
+
+
 class KeyLedger:
     """Records idempotency keys for sessions on top of a store (memory, SQLite or PostgreSQL).
 
     `derive_message_ids=True` makes each messageId a UUID v5 of (sessionId, key), for runtimes that keep their own
     message ids; otherwise `new_message_id` makes them (a random UUID by default). Calls to a blocking store (SQLite,
     PostgreSQL) run in a worker thread; `threaded=False` runs them on the event loop instead, for an application
-    whose other writes to the same database already do. The ledger's `repr`, its errors and its logs never contain
-    a key.
+    whose other writes to the same database already do. `store_timeout_seconds` bounds the wait for one store call
+    (by default the store's `answer_timeout_seconds`): past it the attempt is answered -32603 (StoreUnavailable),
+    and nothing its call was doing commits. The ledger's `repr`, its errors and its logs never contain a key.
     """
 
     def __init__(
@@ -86,6 +145,8 @@ class KeyLedger:
         max_poll_seconds: float = 0.1,
         owner: str | None = None,
         threaded: bool | None = None,
+        store_timeout_seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.derive_message_ids = derive_message_ids
@@ -95,8 +156,13 @@ class KeyLedger:
         self.owner = owner or uuid.uuid4().hex  # who holds our claims: one id per ledger, so per process
         self._pending: dict[tuple[str, str], _Pending] = {}
         self._by_attempt: dict[Hashable, tuple[str, str]] = {}
+        self._withdrawals: set[asyncio.Task[None]] = set()
         # Blocking stores run in a worker thread unless the caller says its loop may wait for them (`threaded`).
         self._threaded = getattr(store, "blocking", True) if threaded is None else threaded
+        # How long to wait for one store call (in a worker thread) before answering -32603; the store's own bound
+        # unless given. A store on the event loop (`threaded=False`) is bounded by its own timeouts only.
+        self._bound = store_timeout_seconds or getattr(store, "answer_timeout_seconds", None)
+        self._clock = clock  # measures how long ago a claim was confirmed (see `_withdraw`)
         self._claim_record: ClaimRecord | None = getattr(store, "claim_record", None)
         # A store that keeps prompts as they are (`lazy_fingerprints`) gets the prompt itself and gives it back when a
         # retry compares; the others get, and give back, its digest.
@@ -117,8 +183,9 @@ class KeyLedger:
         prompt: object = None,
         prepare: Prepare | None = None,
         write: Write | None = None,
-    ) -> str:
-        """Handle one attempt of a prompt and return the messageId that answers it.
+    ) -> Submitted:
+        """Handle one attempt of a prompt and return the messageId that answers it (a `Submitted`, which is a str
+        and says whether this attempt inserted the message).
 
         `attempt` names this request uniquely (e.g. (connection, JSON-RPC id)) so that `cancel` can find it;
         `prompt`, when given, lets a reused key with a different prompt be rejected (-32602); `write` inserts the
@@ -133,10 +200,18 @@ class KeyLedger:
         session_id = validate_session_id(session_id)  # before any store sees it: odd ids get our own error
         digest = self._row_key(key)  # the key's check and what its row is filed under, in one step
         if digest is None:
-            return await self._unkeyed(prepare, write)
+            return Submitted(await self._unkeyed(prepare, write), write is not None)
         checked: str = key  # type: ignore[assignment]  # a valid key, or self._row_key would have raised
         slot = (session_id, digest)
         pending = self._pending.get(slot) if self._pending else None
+        while pending is not None and pending.withdrawn:
+            # A withdrawal of this key is being recorded: this attempt arrived after the cancel, so it is a new one,
+            # and starts once the withdrawal is in the store (or could not be put there).
+            if pending.gone is None:
+                pending.gone = asyncio.Event()
+            await pending.gone.wait()
+            pending = self._pending.get(slot)
+        first = pending is None
         if pending is None:
             claim_record = self._claim_record
             if prepare is None and claim_record is not None:
@@ -154,13 +229,14 @@ class KeyLedger:
             raise KeyReused
         self._by_attempt[attempt] = slot
         try:
-            return await asyncio.shield(pending.outcome())
+            message_id = await asyncio.shield(pending.outcome())
         finally:
             self._by_attempt.pop(attempt, None)
+        return Submitted(message_id, first and pending.inserted)
 
     def _one_step_inline(
         self, claim_record: ClaimRecord, slot: tuple[str, str], key: str, prompt: object, write: Write | None
-    ) -> str | None:
+    ) -> Submitted | None:
         """The first attempt of a key, when nothing comes before the insertion and the store answers at once.
 
         No other attempt can arrive and no cancel can land before the store has answered, so nothing is registered
@@ -171,20 +247,20 @@ class KeyLedger:
         stored = self._stored(prompt)
         claim = claim_record(session_id, digest, message_id, stored, write)
         if claim is INSERTED or claim.state == "claimed":
-            return message_id
+            return Submitted(message_id, True)
         fingerprint = self._fingerprint(prompt, stored)
         if claim.state == "recorded":
             if self._differ(fingerprint, claim.fingerprint):
                 raise KeyReused
             assert claim.message_id is not None
-            return claim.message_id
+            return Submitted(claim.message_id)
         # busy: take the general path (no second one-step try)
-        self._start(slot, fingerprint, stored, key, None, write, one_step=False)
+        self._start(slot, fingerprint, stored, key, None, write, one_step=False, seen=claim.withdrawals)
         return None
 
     async def _one_step(
         self, claim_record: ClaimRecord, slot: tuple[str, str], key: str, prompt: object, write: Write | None
-    ) -> str | None:
+    ) -> Submitted | None:
         """The first attempt of a key, when nothing comes before the insertion: claim and record in one store call,
         in a worker thread. Returns the messageId, or None when the general path took over (busy).
 
@@ -198,20 +274,25 @@ class KeyLedger:
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
         message_id = derived or self._new_message_id()
-        call = asyncio.get_running_loop().run_in_executor(
-            None, claim_record, slot[0], slot[1], message_id, stored, write
-        )
+        call = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
         try:
-            await asyncio.shield(call)
+            # asyncio.wait, not wait_for: on Python 3.11 wait_for can drop a cancel that arrives as the call ends.
+            await asyncio.wait((call,), timeout=self._bound)
         except asyncio.CancelledError:
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             raise
-        except Exception:
-            pass  # the store or `write` failed: _claimed raises the error, and gives it to the others
+        if not call.done():
+            # The store did not answer in time: every attempt gets -32603, and the call commits nothing late.
+            assert self._bound is not None
+            call.add_done_callback(lambda done: _late(done, None))
+            error = StoreUnavailable(self._bound)
+            self._settle(slot, pending, error=error)
+            raise error
         if call.exception() is None and call.result() is INSERTED and pending.future is None:
             del self._pending[slot]  # the common case: inserted now, and no other attempt joined
-            return message_id
-        return self._claimed(call, slot, pending, message_id, derived, write, answer=True)
+            return Submitted(message_id, True)
+        outcome = self._claimed(call, slot, pending, message_id, derived, write, answer=True)
+        return None if outcome is None else Submitted(outcome, pending.inserted)
 
     def _start(
         self,
@@ -223,16 +304,33 @@ class KeyLedger:
         write: Write | None,
         *,
         one_step: bool = True,
+        seen: int | None = None,
     ) -> _Pending:
         """Register the first attempt of a key in this process and start the task that inserts its message."""
-        pending = _Pending(fingerprint, stored)
+        pending = _Pending(fingerprint, stored, seen=seen)
         self._pending[slot] = pending
         pending.outcome()  # the task settles it
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
-        pending.task = asyncio.get_running_loop().create_task(
+        self._drive_task(slot, pending, derived, prepare, write, one_step=one_step)
+        return pending
+
+    def _drive_task(
+        self,
+        slot: tuple[str, str],
+        pending: _Pending,
+        derived: str | None,
+        prepare: Prepare | None,
+        write: Write | None,
+        *,
+        one_step: bool,
+    ) -> None:
+        """Start the task that inserts the key's message. A cancel of that task is a withdrawal, answered by
+        `_ended` even when the task is cancelled before it ever ran (then its own code never runs)."""
+        task = asyncio.get_running_loop().create_task(
             self._drive(slot, pending, derived, prepare, write, one_step=one_step)
         )
-        return pending
+        pending.task = task
+        task.add_done_callback(lambda done: self._ended(slot, pending, done))
 
     def _claimed(
         self,
@@ -259,6 +357,7 @@ class KeyLedger:
         else:
             if claim is INSERTED or claim.state == "claimed":
                 outcome = message_id
+                pending.inserted = True
             elif claim.state == "recorded":
                 if self._differ(pending.fingerprint, claim.fingerprint):
                     error = KeyReused()
@@ -266,9 +365,8 @@ class KeyLedger:
                     outcome = claim.message_id or ""
             else:  # busy: another owner holds a claim, so take the general path (which can be withdrawn again)
                 pending.inserting = False
-                pending.task = asyncio.get_running_loop().create_task(
-                    self._drive(slot, pending, derived, None, write, one_step=False)
-                )
+                pending.seen = claim.withdrawals
+                self._drive_task(slot, pending, derived, None, write, one_step=False)
                 return None
         self._settle(slot, pending, outcome, error)
         if not answer:
@@ -283,17 +381,28 @@ class KeyLedger:
         pending: _Pending,
         message_id: str | None = None,
         error: BaseException | None = None,
+        *,
+        keep: bool = False,
     ) -> None:
-        """Forget the key's attempts in flight and give its outcome to those that joined (if any did)."""
-        self._pending.pop(slot, None)
+        """Give the key's outcome to the attempts that joined (if any did), and forget the key's attempts in flight
+        unless `keep` (a withdrawal still being recorded: new attempts wait for it)."""
+        if not keep:
+            self._forget(slot, pending)
         future = pending.future
-        if future is None:
+        if future is None or future.done():
             return
         if error is not None:
             future.set_exception(error)
             future.exception()  # nobody may be waiting any more: mark the outcome as seen
         else:
             future.set_result(message_id or "")
+
+    def _forget(self, slot: tuple[str, str], pending: _Pending) -> None:
+        """Drop the key's entry (if it is still this one) and let attempts that waited for it go on."""
+        if self._pending.get(slot) is pending:
+            del self._pending[slot]
+        if pending.gone is not None:
+            pending.gone.set()
 
     def _stored(self, prompt: object) -> object:
         """What the store keeps of a prompt: the prompt itself in a store that keeps prompts, else its digest."""
@@ -320,7 +429,12 @@ class KeyLedger:
         return message_id
 
     def cancel(self, attempt: Hashable) -> bool:
-        """Withdraw the prompt that `attempt` waits on, if it is not inserted yet (every attempt gets -32800)."""
+        """Withdraw the prompt that `attempt` waits on, if it is not inserted yet (every attempt gets -32800).
+
+        True when the ledger answers the attempt: with -32800, or with the messageId when the store shows that the
+        message was inserted before the withdrawal reached it. False when the attempt is unknown or its message is
+        being inserted (it gets its messageId).
+        """
         slot = self._by_attempt.get(attempt)
         return self._cancel_slot(slot) if slot is not None else False
 
@@ -329,8 +443,13 @@ class KeyLedger:
         return sum(self._cancel_slot(slot) for slot in list(self._pending) if slot[0] == session_id)
 
     def pending_count(self, session_id: str | None = None) -> int:
-        """How many keys have attempts in flight (in this process)."""
-        return sum(1 for slot in self._pending if session_id is None or slot[0] == session_id)
+        """How many keys have attempts in flight (in this process); a withdrawn key whose attempts are answered is
+        not counted while its withdrawal is still being recorded."""
+        return sum(
+            1
+            for slot, pending in self._pending.items()
+            if (session_id is None or slot[0] == session_id) and not (pending.withdrawn and _answered(pending))
+        )
 
     async def lookup(self, session_id: str, key: str) -> str | None:
         """The messageId recorded for a key, or None. Raises InvalidSessionId or InvalidKey as `submit` does."""
@@ -342,10 +461,64 @@ class KeyLedger:
 
     def _cancel_slot(self, slot: tuple[str, str]) -> bool:
         pending = self._pending.get(slot)
-        if pending is None or pending.inserting or pending.task is None or pending.task.done():
+        if pending is None:
             return False
-        pending.task.cancel()
+        if pending.withdrawn:
+            return True  # cancelled already: its attempts get the withdrawal's answer
+        if pending.inserting or pending.task is None or pending.task.done():
+            return False
+        pending.withdrawn = True
+        pending.task.cancel()  # `_ended` answers, also when the task never got to run
         return True
+
+    def _ended(self, slot: tuple[str, str], pending: _Pending, task: asyncio.Task[str]) -> None:
+        """The insertion task ended; when it was cancelled (a withdrawal), record the withdrawal and answer."""
+        if not task.cancelled() or (pending.future is not None and pending.future.done()):
+            return
+        pending.withdrawn = True
+        withdrawal = asyncio.get_running_loop().create_task(self._withdraw(slot, pending))
+        self._withdrawals.add(withdrawal)  # the loop keeps only a weak reference to a task
+        withdrawal.add_done_callback(self._withdrawals.discard)
+
+    async def _withdraw(self, slot: tuple[str, str], pending: _Pending) -> None:
+        """Record a withdrawal in the store, so that it reaches every process, and answer this process's attempts.
+
+        While this process holds the claim, confirmed by the store less than half a lease ago, nobody can insert
+        before the claim is given back or runs out, so the attempts get -32800 at once, also on a stalled store;
+        the withdrawal is then tried until it is in the store or the lease is over. Otherwise the store says
+        whether the message went in first: then the attempts get its messageId; if the store cannot be reached
+        they get its error, since a -32800 the store has not recorded could be followed by another process's insert.
+        """
+        session_id, digest = slot
+        withdraw = self.store.withdraw
+        try:
+            if pending.holding and self._clock() < pending.fresh_until:
+                self._settle(slot, pending, error=Cancelled(), keep=True)
+                lease_end = pending.fresh_until + self.store.lease_seconds / 2
+                while True:
+                    try:
+                        await self._call(withdraw, session_id, digest, self.owner)
+                        return
+                    except Exception:  # the store failed: try again while the claim can still matter
+                        if self._clock() + self._max_poll >= lease_end:
+                            return
+                    await asyncio.sleep(self._max_poll)
+            try:
+                claim = await self._call(withdraw, session_id, digest, self.owner)
+            except Exception as exc:
+                self._settle(slot, pending, error=exc)
+                return
+            seen = pending.seen
+            if claim.state == "recorded" and (seen is None or claim.withdrawals <= seen):
+                if self._differ(pending.fingerprint, claim.fingerprint):
+                    self._settle(slot, pending, error=KeyReused())
+                else:
+                    self._settle(slot, pending, claim.message_id)
+            else:
+                self._settle(slot, pending, error=Cancelled())
+        finally:
+            pending.holding = False
+            self._forget(slot, pending)
 
     async def _drive(
         self,
@@ -357,25 +530,24 @@ class KeyLedger:
         *,
         one_step: bool = True,
     ) -> str:
-        future = pending.outcome()
         try:
             message_id = await self._run(slot, pending, derived, prepare, write, one_step)
         except asyncio.CancelledError:
-            future.set_exception(Cancelled())
-            raise
+            raise  # a withdrawal: `_ended` records it and answers
         except BaseException as exc:
-            future.set_exception(exc)
+            self._settle(slot, pending, error=exc)
             if not isinstance(exc, Exception):
                 raise
             return ""
-        else:
-            future.set_result(message_id)
-            return message_id
-        finally:
-            self._pending.pop(slot, None)
-            # Nobody may be waiting any more (every attempt was answered); mark the outcome as seen.
-            if future.done() and not future.cancelled():
-                future.exception()
+        self._settle(slot, pending, message_id)
+        return message_id
+
+    def _changed(self, pending: _Pending, claim: ClaimResult) -> bool:
+        """Whether the key was withdrawn since this process first reached the store (the first call notes the count)."""
+        if pending.seen is None:
+            pending.seen = claim.withdrawals
+            return False
+        return claim.withdrawals > pending.seen
 
     async def _run(
         self,
@@ -394,6 +566,7 @@ class KeyLedger:
             message_id = derived or self._new_message_id()
             claim = await self._call(fast, session_id, digest, message_id, pending.stored, write, final=True)
             if claim.state == "claimed":
+                pending.inserted = True
                 return message_id
             if claim.state == "recorded":
                 if self._differ(pending.fingerprint, claim.fingerprint):
@@ -401,14 +574,19 @@ class KeyLedger:
                 assert claim.message_id is not None
                 return claim.message_id
             pending.inserting = False  # busy: another owner holds a claim, so take the general path
+            self._changed(pending, claim)
         delay = self._poll
         while True:
-            try:
-                claim = await self._call(self.store.claim, session_id, digest, self.owner, pending.stored)
-            except asyncio.CancelledError:
-                # The claim may have gone through just as the prompt was withdrawn: give it back.
-                await self._call(self.store.release, session_id, digest, self.owner)
-                raise
+            asked = self._clock()
+            claim = await self._call(
+                self.store.claim, session_id, digest, self.owner, pending.stored, late=self._late_claim(slot)
+            )
+            if pending.withdrawn:
+                raise asyncio.CancelledError  # the cancel came as the call ended: `_withdraw` frees a claim we got
+            if self._changed(pending, claim):
+                if claim.state == "claimed":
+                    await self._call(self.store.release, session_id, digest, self.owner)
+                raise Cancelled  # withdrawn on another Agent while this attempt waited in the store
             different = self._differ(pending.fingerprint, claim.fingerprint)
             if claim.state == "recorded":
                 if different:
@@ -421,10 +599,23 @@ class KeyLedger:
                 await asyncio.sleep(delay)  # another process holds the key: wait for its record or its lease
                 delay = min(delay * 2, self._max_poll)
                 continue
+            pending.holding = True
+            pending.fresh_until = asked + self.store.lease_seconds / 2
             result = await self._insert(slot, pending, derived, prepare, write)
             if result is not None:
                 return result
             delay = self._poll  # our lease ran out and another owner took the key over: wait for it
+
+    def _late_claim(self, slot: tuple[str, str]) -> Callable[[ClaimResult], None]:
+        """Give back a claim whose call ended after its attempt was answered -32603 (or the key stays taken until
+        the lease runs out)."""
+
+        def late(claim: ClaimResult) -> None:
+            if claim.state == "claimed":
+                release = self.store.release
+                asyncio.get_running_loop().run_in_executor(None, _quietly, release, *slot, self.owner)
+
+        return late
 
     async def _insert(
         self,
@@ -435,50 +626,111 @@ class KeyLedger:
         write: Write | None,
     ) -> str | None:
         session_id, digest = slot
-        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(session_id, digest))
-        recorded = False
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(session_id, digest, pending))
         try:
             if prepare is not None:
                 await prepare()
+            if pending.withdrawn:
+                raise asyncio.CancelledError  # cancelled as `prepare` returned: still before the insert
             pending.inserting = True  # from here on, cancelling no longer withdraws the prompt
             message_id = derived or self._new_message_id()
-            result = await self._call(self.store.record, session_id, digest, self.owner, message_id, write, final=True)
-            recorded = True
-            return result.message_id
-        finally:
+            result = await self._call(
+                self.store.record, session_id, digest, self.owner, message_id, write, pending.seen, final=True
+            )
+        except asyncio.CancelledError:
             heartbeat.cancel()
-            if not recorded:
-                pending.inserting = False
-                await self._call(self.store.release, session_id, digest, self.owner)
+            raise  # a withdrawal: `_withdraw` counts it and frees the claim in one store call
+        except BaseException:
+            heartbeat.cancel()
+            pending.inserting = pending.holding = False
+            await self._call(self.store.release, session_id, digest, self.owner)
+            raise
+        heartbeat.cancel()
+        pending.holding = False
+        if result.withdrawn:
+            raise Cancelled  # withdrawn on another Agent before our insert: the store gave the claim back
+        if result.inserted:
+            pending.inserted = True
+        else:
+            pending.inserting = False
+        return result.message_id
 
-    async def _heartbeat(self, session_id: str, digest: str) -> None:
-        period = max(self.store.lease_seconds / 3, 0.01)
+    async def _heartbeat(self, session_id: str, digest: str, pending: _Pending) -> None:
+        lease = self.store.lease_seconds
+        period = max(lease / 3, 0.01)
         while True:
             await asyncio.sleep(period)
+            asked = self._clock()
             try:
                 renewed = await self._call(self.store.renew, session_id, digest, self.owner)
             except Exception:  # the store failed (locked, full): the next renewal tries again; nobody awaits this
                 continue
             if not renewed:
+                pending.fresh_until = 0.0  # the claim was lost (its lease ran out and another took it)
                 return
+            pending.fresh_until = asked + lease / 2
 
-    async def _call(self, function: Callable[..., T], *args: Any, final: bool = False) -> T:
+    def _start_call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Start a store call in a worker thread, with the commit deadline that the wait's bound sets (if any)."""
+        loop = asyncio.get_running_loop()
+        bound = self._bound
+        if bound is None:
+            return loop.run_in_executor(None, function, *args)
+        # The transaction must send COMMIT within 0.6 of the bound and the server commit within 0.3 of it after the
+        # transaction began, so a commit always lands before the ledger stops waiting (0.9 < 1).
+        at = time.monotonic() + 0.6 * bound
+        return loop.run_in_executor(None, _with_deadline, function, args, at, 0.3 * bound, bound)
+
+    async def _call(
+        self,
+        function: Callable[..., T],
+        *args: Any,
+        final: bool = False,
+        late: Callable[[T], None] | None = None,
+    ) -> T:
         """Run a store call; blocking stores run in a worker thread, and a cancel waits for that call to end.
 
         `final` marks the call that may insert the message: a cancel that arrives during it is dropped, because
         once the message may be in, the attempts must get its messageId, never -32800.
+
+        The wait is bounded (`store_timeout_seconds`): past it, StoreUnavailable (-32603) is raised and the call is
+        left to end on its own. A transaction of it that is still under way then commits nothing (the store checks
+        the deadline set here before COMMIT), and `late`, if given, gets the result of a call that ends after all.
         """
         if not self._threaded:
             return function(*args)
-        future = asyncio.get_running_loop().run_in_executor(None, function, *args)
+        loop = asyncio.get_running_loop()
+        bound = self._bound
+        future = self._start_call(function, *args)
+        deadline = None if bound is None else loop.time() + bound
         cancelled = False
         while not future.done():
+            if deadline is not None and loop.time() >= deadline:
+                future.add_done_callback(lambda done: _late(done, late))
+                raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
             try:
-                await asyncio.shield(future)
+                # asyncio.wait, not wait_for: on Python 3.11 wait_for can drop a cancel that arrives as the call ends.
+                await asyncio.wait((future,), timeout=None if deadline is None else deadline - loop.time())
             except asyncio.CancelledError:
                 cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
-            except Exception:
-                break  # the call failed: future.result() raises its error
         if cancelled and not final:
             raise asyncio.CancelledError
         return future.result()
+
+
+def _quietly(function: Callable[..., Any], *args: Any) -> None:
+    with contextlib.suppress(Exception):  # nobody waits for it: a failure leaves the lease to run out
+        function(*args)
+
+
+def _with_deadline(function: Callable[..., T], args: tuple[Any, ...], at: float, guard: float, bound: float) -> T:
+    with commit_deadline(at, guard, bound):
+        return function(*args)
+
+
+def _late(done: asyncio.Future[Any], late: Callable[[Any], None] | None) -> None:
+    """A store call that ended after the ledger stopped waiting: hand its result on, mark its error as seen."""
+    if done.cancelled():
+        return
+    if done.exception() is None and late is not None:
+        late(done.result())

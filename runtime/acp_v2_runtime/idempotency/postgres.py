@@ -17,14 +17,15 @@ digest as raw bytes.
 
 from __future__ import annotations
 
+import math
 import select
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .sql import TABLE, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
+from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, check_deadline
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -35,6 +36,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     lease_until TIMESTAMPTZ,
     fingerprint TEXT,
     message_id  TEXT,
+    {WITHDRAWALS_COLUMN},
     PRIMARY KEY (session_id, key_digest)
 )
 """
@@ -43,8 +45,9 @@ INSERT INTO {TABLE} AS k (session_id, key_digest, state, owner, lease_until, fin
 VALUES (%(s)s, %(d)s, 'pending', %(o)s, clock_timestamp() + %(lease)s * interval '1 second', %(f)s)
 ON CONFLICT (session_id, key_digest) DO UPDATE
     SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, fingerprint = EXCLUDED.fingerprint
-    WHERE k.state = 'pending' AND (k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
-RETURNING k.state
+    WHERE k.state = 'pending'
+        AND (k.owner IS NULL OR k.owner = EXCLUDED.owner OR k.lease_until <= clock_timestamp())
+RETURNING k.withdrawals
 """
 # The key's row of `claim_record`, prepared under this name on each connection (psycopg's own are `_pg3_*`).
 _CLAIM_RECORD_NAME = b"acp_claim_record"
@@ -53,13 +56,25 @@ _CLAIM_RECORD = (
 ).encode()
 _CLAIM_RECORD_FORMATS = (0, 1, 0, 0)  # the digest as raw bytes (bytea's binary form), the rest as text
 _UNIQUE_VIOLATION = b"23505"
+_GUARDED_COMMIT = (
+    b"SELECT ('the key store transaction outlived its bound at ' || clock_timestamp())::int "
+    b"WHERE clock_timestamp() > transaction_timestamp() + %d * interval '1 millisecond'; COMMIT"
+)
 
 
 class PostgresStore(SqlStore):
-    """Keys in a PostgreSQL table. Each thread gets its own connection to `dsn`."""
+    """Keys in a PostgreSQL table. Each thread gets its own connection to `dsn`.
+
+    Bounded waits: `connect_timeout_seconds` (libpq's, whole seconds, at least 2), `statement_timeout_seconds` and
+    `lock_timeout_seconds` (the server's, set on each connection) end a stalled call with an error, its transaction
+    rolled back. A server that stops answering altogether enforces nothing, so the ledger also stops waiting after
+    `answer_timeout_seconds` (connect and statement timeouts and a margin, unless given) and answers -32603; the
+    transaction it left is then refused at COMMIT (see `store.commit_deadline`).
+    """
 
     PH = "%s"
     LOCK_ROW = " FOR UPDATE"
+    FREE_LEASE = "'-infinity'"
 
     def __init__(
         self,
@@ -67,6 +82,10 @@ class PostgresStore(SqlStore):
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         setup: Callable[[Any], None] | None = None,
+        connect_timeout_seconds: float = 5.0,
+        statement_timeout_seconds: float = 10.0,
+        lock_timeout_seconds: float = 5.0,
+        answer_timeout_seconds: float | None = None,
     ) -> None:
         import psycopg  # the optional extra: imported here so the rest of the package works without it
 
@@ -74,6 +93,13 @@ class PostgresStore(SqlStore):
         self._pq = psycopg.pq
         self.dsn = dsn
         self.lease_seconds = lease_seconds
+        self._connect_timeout = max(2, math.ceil(connect_timeout_seconds))  # libpq takes whole seconds, 2 or more
+        self._timeouts = (f"{int(statement_timeout_seconds * 1000)}ms", f"{int(lock_timeout_seconds * 1000)}ms")
+        self.answer_timeout_seconds = (
+            answer_timeout_seconds
+            if answer_timeout_seconds is not None
+            else self._connect_timeout + statement_timeout_seconds + 2.0
+        )
         self._local = threading.local()
         self._all: list[Any] = []
         self._all_lock = threading.Lock()
@@ -81,6 +107,13 @@ class PostgresStore(SqlStore):
             # Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog; a lock serializes it.
             conn.execute("SELECT pg_advisory_xact_lock(4242001)")
             conn.execute(SCHEMA)
+            missing = conn.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = %s AND column_name = 'withdrawals'",
+                (TABLE,),
+            ).fetchone()
+            if missing is None:  # a table made by an earlier version (altered only then: ALTER locks the table)
+                conn.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS {WITHDRAWALS_COLUMN}")
             if setup is not None:
                 setup(conn)
 
@@ -91,7 +124,11 @@ class PostgresStore(SqlStore):
         """This thread's connection (autocommit; transactions are explicit)."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
-            conn = self._psycopg.connect(self.dsn, autocommit=True)
+            conn = self._psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._connect_timeout)
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, false), set_config('lock_timeout', %s, false)",
+                self._timeouts,
+            )
             self._local.conn = conn
             self._local.prepared = None  # the connection `claim_record`'s statement is prepared on
             with self._all_lock:
@@ -121,7 +158,18 @@ class PostgresStore(SqlStore):
             # A statement failed and its error was caught: COMMIT would only roll back, so say so.
             self._rollback(conn)
             raise self._psycopg.errors.InFailedSqlTransaction("the transaction failed, so it was rolled back")
-        self._check(pgconn.exec_(b"COMMIT"), conn)
+        try:
+            guard = check_deadline()  # the ledger stopped waiting for this call: it must not commit now
+            if guard is None:
+                self._check(pgconn.exec_(b"COMMIT"), conn)
+                return
+            # The server refuses the commit if it comes too long after the transaction began (a server that stalled
+            # after this was sent): the cast of that text (not a constant, so never folded ahead) fails only when the
+            # WHERE holds, and aborts the transaction.
+            self._check(pgconn.exec_(_GUARDED_COMMIT % int(guard * 1000)), conn)
+        except BaseException:
+            self._rollback(conn)
+            raise
 
     def _rollback(self, conn: Any) -> None:
         pgconn = conn.pgconn
@@ -138,16 +186,18 @@ class PostgresStore(SqlStore):
             "f": fingerprint,
         }
         while True:
-            if conn.execute(_CLAIM, params).fetchone() is not None:
-                return ClaimResult("claimed", None, fingerprint)
+            claimed = conn.execute(_CLAIM, params).fetchone()
+            if claimed is not None:
+                return ClaimResult("claimed", None, fingerprint, claimed[0])
             row = conn.execute(
-                f"SELECT state, message_id, fingerprint FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                f"SELECT state, message_id, fingerprint, withdrawals FROM {TABLE} "
+                "WHERE session_id = %s AND key_digest = %s",
                 (session_id, bytes.fromhex(digest)),
             ).fetchone()
             if row is None:
                 continue  # released between the two statements: try again
-            state, message_id, row_fp = row
-            return ClaimResult("recorded" if state == "recorded" else "busy", message_id, row_fp)
+            state, message_id, row_fp, count = row
+            return ClaimResult("recorded" if state == "recorded" else "busy", message_id, row_fp, count)
 
     def claim_record(
         self, session_id: str, digest: str, message_id: str, fingerprint: str | None, write: Write | None
@@ -184,14 +234,15 @@ class PostgresStore(SqlStore):
         row = (
             self.connection()
             .execute(
-                f"SELECT state, fingerprint, message_id FROM {TABLE} WHERE session_id = %s AND key_digest = %s",
+                f"SELECT state, fingerprint, message_id, withdrawals FROM {TABLE} "
+                "WHERE session_id = %s AND key_digest = %s",
                 (session_id, bytes.fromhex(digest)),
             )
             .fetchone()
         )
         if row is None:
             return ClaimResult("busy", None, None)  # released in between: the caller's general path retries
-        return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1])
+        return ClaimResult("recorded" if row[0] == "recorded" else "busy", row[2], row[1], row[3])
 
     def _begin_with(self, pgconn: Any, conn: Any, params: tuple[bytes | None, ...]) -> tuple[Any, Any]:
         """BEGIN and the key's row in one round trip (libpq's pipeline mode): the results of both."""
@@ -224,12 +275,6 @@ class PostgresStore(SqlStore):
         """Raise psycopg's exception for a failed libpq result, as `conn.execute` would."""
         if result.status not in (self._pq.ExecStatus.COMMAND_OK, self._pq.ExecStatus.TUPLES_OK):
             raise self._psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
-
-    def release(self, session_id: str, digest: str, owner: str) -> None:
-        self.connection().execute(
-            f"DELETE FROM {TABLE} WHERE session_id = %s AND key_digest = %s AND state = 'pending' AND owner = %s",
-            (session_id, bytes.fromhex(digest), owner),
-        )
 
     def renew(self, session_id: str, digest: str, owner: str) -> bool:
         cur = self.connection().execute(

@@ -10,30 +10,71 @@ that any number of threads, processes or nodes can share one store:
 - `release` gives a claimed key back unused, as after an error response;
 - `renew` extends a lease while pre-insertion work (a hook, a held prompt) goes on;
 - `claim_record` (optional) does claim and record in one step when nothing has to happen between them;
+- `withdraw` records that a prompt not inserted yet was cancelled (see below);
 - `insert` writes a message that carries no key (the caller's `write` in a transaction of the store's).
+
+Withdrawals. Each row counts the withdrawals of its key (`withdrawals`), and every answer about a row says the
+count. An attempt notes the count the first time it reaches the store; when the count has grown since, the prompt
+was cancelled while the attempt was pending, so the attempt is answered -32800 however the key stands now. The
+claim holder's `record` checks the count in the same transaction as its insert, so a withdrawal recorded before
+it wins and one recorded after it finds the key recorded. A row whose key was withdrawn is kept (free, with no
+owner) when its claim is released, so that the count outlives the claim.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, NamedTuple, Protocol
 
-State = Literal["claimed", "recorded", "busy"]
+from .keys import StoreUnavailable
+
+State = Literal["claimed", "recorded", "busy", "withdrawn"]
 Write = Callable[[Any, str], None]
 """Inserts the message with the given messageId; called inside the store's transaction with its connection."""
 
 DEFAULT_LEASE_SECONDS = 30.0
 
+_DEADLINE = threading.local()
+
+
+@contextmanager
+def commit_deadline(at: float | None, guard_seconds: float | None, bound: float) -> Iterator[None]:
+    """Within this block (in this thread), a store transaction commits only before `at` (time.monotonic()).
+
+    The ledger stops waiting for a store call after `bound` seconds and answers -32603; a transaction still under
+    way then must not commit later, or that answer would be untrue. So a store checks `at` just before it sends
+    COMMIT, and a server store also makes the server refuse a commit more than `guard_seconds` after the
+    transaction began (by the server's clock), which covers a server that stalls after COMMIT was sent.
+    """
+    _DEADLINE.at, _DEADLINE.guard, _DEADLINE.bound = at, guard_seconds, bound
+    try:
+        yield
+    finally:
+        _DEADLINE.at = None
+
+
+def check_deadline() -> float | None:
+    """Raise StoreUnavailable if this thread's commit deadline has passed; else the server guard (or None)."""
+    at = getattr(_DEADLINE, "at", None)
+    if at is None:
+        return None
+    if time.monotonic() >= at:
+        raise StoreUnavailable(_DEADLINE.bound)
+    return _DEADLINE.guard
+
 
 class ClaimResult(NamedTuple):
     """The answer to a claim. `message_id` is set when recorded; `fingerprint` is what the row keeps of its prompt:
-    the prompt's digest, or in a store that keeps prompts as they are (`lazy_fingerprints`) the prompt itself."""
+    the prompt's digest, or in a store that keeps prompts as they are (`lazy_fingerprints`) the prompt itself;
+    `withdrawals` is how many times the key's prompt was withdrawn (see the module's notes)."""
 
     state: State
     message_id: str | None = None
     fingerprint: object = None
+    withdrawals: int = 0
 
 
 INSERTED = ClaimResult("claimed")
@@ -41,10 +82,12 @@ INSERTED = ClaimResult("claimed")
 
 
 class RecordResult(NamedTuple):
-    """The answer to a record: `inserted` is False when the key was recorded already or the claim was lost."""
+    """The answer to a record: `inserted` is False when the key was recorded already or the claim was lost;
+    `withdrawn` is True when the prompt was withdrawn after the claimer first saw the key (nothing was inserted)."""
 
     inserted: bool
     message_id: str | None
+    withdrawn: bool = False
 
 
 class LedgerStore(Protocol):
@@ -56,11 +99,15 @@ class LedgerStore(Protocol):
     # `fingerprint` is the prompt's digest, or the prompt itself for a store that says `lazy_fingerprints = True`.
     def claim(self, session_id: str, digest: str, owner: str, fingerprint: object) -> ClaimResult: ...
 
+    # `seen`: the withdrawal count the claimer first saw; a larger count now means withdrawn, and nothing is written.
     def record(
-        self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None
+        self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None, seen: int | None = None
     ) -> RecordResult: ...
 
     def release(self, session_id: str, digest: str, owner: str) -> None: ...
+
+    # Count a withdrawal of the key's prompt unless it is recorded (then answer "recorded"); frees `owner`'s claim.
+    def withdraw(self, session_id: str, digest: str, owner: str) -> ClaimResult: ...
 
     # Optional: claim and record in one step, for a prompt inserted as soon as it arrives. Answers INSERTED
     # (inserted now, under `message_id`), "recorded" (inserted before) or "busy" (another owner holds a claim).
@@ -77,10 +124,11 @@ class LedgerStore(Protocol):
     def close(self) -> None: ...
 
 
-# A memory row is a plain tuple (cheap to make): (state, owner, lease until, prompt, messageId). Rows are grouped
+# A memory row is a plain tuple (cheap to make): (state, owner, lease until, prompt, messageId, withdrawals); a free
+# row (a withdrawn key whose claim was given back) is pending with no owner. Rows are grouped
 # per session under their digest, so that no (session, digest) tuple is made and kept for each key: every object a
 # keyed prompt leaves behind is one more for the garbage collector to walk through, again and again.
-_Row = tuple[str, "str | None", float, object, "str | None"]
+_Row = tuple[str, "str | None", float, object, "str | None", int]
 _PENDING, _RECORDED = "pending", "recorded"
 
 
@@ -116,10 +164,11 @@ class MemoryStore:
         with self._lock:
             rows = self._rows(session_id)
             row = rows.get(digest)
-            if row is None or (row[0] == _PENDING and (row[1] == owner or row[2] <= now)):
-                rows[digest] = (_PENDING, owner, now + self.lease_seconds, fingerprint, None)
-                return ClaimResult("claimed", None, fingerprint)
-            return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
+            if row is None or (row[0] == _PENDING and (row[1] is None or row[1] == owner or row[2] <= now)):
+                count = row[5] if row is not None else 0
+                rows[digest] = (_PENDING, owner, now + self.lease_seconds, fingerprint, None, count)
+                return ClaimResult("claimed", None, fingerprint, count)
+            return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3], row[5])
 
     def claim_record(
         self,
@@ -129,7 +178,7 @@ class MemoryStore:
         fingerprint: object,
         write: Write | None,
     ) -> ClaimResult:
-        new = (_RECORDED, None, 0.0, fingerprint, message_id)
+        new = (_RECORDED, None, 0.0, fingerprint, message_id, 0)
         with self._lock:  # every method holds the lock, so nobody sees the row before the write is done
             rows = self._sessions.get(session_id)
             if rows is None:
@@ -143,9 +192,17 @@ class MemoryStore:
                         del rows[digest]
                         raise
                 return INSERTED
-            return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3])
+            return ClaimResult("recorded" if row[0] == _RECORDED else "busy", row[4], row[3], row[5])
 
-    def record(self, session_id: str, digest: str, owner: str, message_id: str, write: Write | None) -> RecordResult:
+    def record(
+        self,
+        session_id: str,
+        digest: str,
+        owner: str,
+        message_id: str,
+        write: Write | None,
+        seen: int | None = None,
+    ) -> RecordResult:
         with self._lock:
             rows = self._rows(session_id)
             row = rows.get(digest)
@@ -153,9 +210,12 @@ class MemoryStore:
                 return RecordResult(False, row[4])
             if row is None or row[1] != owner:
                 return RecordResult(False, None)
+            if seen is not None and row[5] > seen:  # withdrawn since the claimer first saw the key: give it back
+                rows[digest] = (_PENDING, None, 0.0, row[3], None, row[5])
+                return RecordResult(False, None, withdrawn=True)
             if write is not None:
                 write(None, message_id)
-            rows[digest] = (_RECORDED, None, 0.0, row[3], message_id)
+            rows[digest] = (_RECORDED, None, 0.0, row[3], message_id, row[5])
             return RecordResult(True, message_id)
 
     def insert(self, message_id: str, write: Write) -> None:
@@ -167,7 +227,24 @@ class MemoryStore:
             rows = self._sessions.get(session_id, {})
             row = rows.get(digest)
             if row is not None and row[0] == _PENDING and row[1] == owner:
-                del rows[digest]
+                if row[5]:
+                    rows[digest] = (_PENDING, None, 0.0, row[3], None, row[5])  # keep the withdrawal count
+                else:
+                    del rows[digest]
+
+    def withdraw(self, session_id: str, digest: str, owner: str) -> ClaimResult:
+        with self._lock:
+            rows = self._rows(session_id)
+            row = rows.get(digest)
+            if row is not None and row[0] == _RECORDED:
+                return ClaimResult("recorded", row[4], row[3], row[5])
+            if row is None:
+                row = (_PENDING, None, 0.0, None, None, 0)
+            elif row[1] == owner:
+                row = (_PENDING, None, 0.0, row[3], None, row[5])  # our own claim: given back with the withdrawal
+            count = row[5] + 1
+            rows[digest] = (*row[:5], count)
+            return ClaimResult("withdrawn", None, None, count)
 
     def renew(self, session_id: str, digest: str, owner: str) -> bool:
         with self._lock:
@@ -175,7 +252,7 @@ class MemoryStore:
             row = rows.get(digest)
             if row is None or row[0] != _PENDING or row[1] != owner:
                 return False
-            rows[digest] = (_PENDING, owner, self._clock() + self.lease_seconds, row[3], None)
+            rows[digest] = (_PENDING, owner, self._clock() + self.lease_seconds, row[3], None, row[5])
             return True
 
     def lookup(self, session_id: str, digest: str) -> str | None:
