@@ -585,9 +585,9 @@ class MessageReader:
     parameter is taken out of the params, unchecked, before anything reads them). Each of these reads every line
     step by step.
 
-    `window`: the most unanswered request ids it remembers (None: no limit). Past it, the id remembered first is
-    forgotten (`forgotten` counts them), so a long stream of requests never answered costs bounded memory; a
-    response to a forgotten request then reads as one to no request.
+    `window`: the most unanswered request ids it remembers (at least one; None: no limit). Past it, the id
+    remembered first is forgotten (`forgotten` counts them), so a long stream of requests never answered costs
+    bounded memory; a response to a forgotten request then reads as one to no request.
     """
 
     def __init__(
@@ -701,9 +701,8 @@ class MessageReader:
                         if self._last is None and not self._pending:
                             self._last = message  # the only unanswered request
                         else:
-                            waiting = self.pending.get(
-                                message.id
-                            )  # not setdefault, which builds a list each call
+                            # not setdefault, which builds a list on every call
+                            waiting = self.pending.get(message.id)
                             if waiting is None:
                                 self._pending[message.id] = [message.method]
                                 if self.window is not None:
