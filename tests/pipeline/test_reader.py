@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from acp_v2_schema import models
 from acp_v2_schema.protocol import KnownErrorCode
 from acp_v2_schema.reader import ErrorResponse, Invalid, MessageReader, Notification, Request, Response
@@ -96,6 +97,43 @@ def test_ids_beyond_the_range_of_a_request_id_are_refused():
         [request] = reader.read_line(_line(id=request_id, method="session/list", params={}))
         assert isinstance(request, Request)
     assert reader.pending == {2**63 - 1: ["session/list"], -(2**63): ["session/list"]}
+
+
+def test_pending_requests_are_the_same_on_either_path_the_only_one_included():
+    """The one-pass read keeps the only unanswered request apart from the others; `pending`, the window and the
+    routing of answers see it like any other."""
+    for one_pass in (True, False):
+        reader = MessageReader(one_pass=one_pass)
+        reader.read_line(_line(id=1, method="session/list", params={}))
+        assert reader.pending == {1: ["session/list"]}, one_pass
+        reader.read_line(_line(id=2, method="session/list", params={}))
+        reader.read_line(_line(id=1, method="session/new", params={"cwd": "/w", "mcpServers": []}))
+        assert reader.pending == {1: ["session/list", "session/new"], 2: ["session/list"]}, one_pass
+        [answer] = reader.read_line(_line(id=2, result={"sessions": []}))
+        assert isinstance(answer, Response) and answer.method == "session/list", (one_pass, answer)
+        assert list(reader.pending) == [1], one_pass
+        windowed = MessageReader(one_pass=one_pass, window=1)
+        for request_id in (1, 2):
+            windowed.read_line(_line(id=request_id, method="session/list", params={}))
+        assert (windowed.pending, windowed.forgotten) == ({2: ["session/list"]}, 1), one_pass
+        [late] = windowed.read_line(_line(id=1, result={"sessions": []}))
+        assert isinstance(late, Invalid) and late.code is None, (one_pass, late)
+
+
+def test_an_announced_id_that_no_request_may_carry_is_not_remembered():
+    """A response is never routed to an id out of the id type's range (`expect` skips one), on either path."""
+    for one_pass in (True, False):
+        reader = MessageReader(remember_requests=False, one_pass=one_pass)
+        reader.expect(2**64, "session/list")
+        assert reader.pending == {}
+        [answer] = reader.read_line(_line(id=2**64, result={"sessions": []}))
+        assert isinstance(answer, Invalid) and answer.code is None, (one_pass, answer)
+        assert "outside the range of a request id" in answer.problems[0]
+
+
+def test_a_window_that_holds_no_request_is_refused():
+    with pytest.raises(ValueError, match="window"):
+        MessageReader(window=0)
 
 
 def test_each_kind_of_malformed_message_gets_the_code_that_answers_it():

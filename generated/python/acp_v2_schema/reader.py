@@ -261,12 +261,15 @@ def _id_problem(value: Any, what: str) -> str:
 
 
 @functools.cache
-def _id_schema() -> CoreSchema:
-    """The schema of an id member in a one-pass validator: an integer within the id type's bounds, or a string.
+def _id_schema(bounded: bool = True) -> CoreSchema:
+    """The schema of an id member in a one-pass validator: an integer (within the id type's bounds when `bounded`),
+    or a string.
 
-    Written out plainly (the id type's own schema is reached through a reference, which costs on every line)."""
+    Written out plainly (the id type's own schema is reached through a reference, which costs on every line). The
+    bounds cost a thirtieth of a message's validation; a response's id needs none, as a response is taken only when
+    its id is that of a pending request, and only request ids within them are ever remembered."""
     limits: dict[str, int] = {}
-    if getattr(models, ID_TYPE, None) is not None:
+    if bounded and getattr(models, ID_TYPE, None) is not None:
         for choice in adapter(ID_TYPE).core_schema.get("choices", ()):
             if isinstance(choice, dict) and choice.get("type") == "int":
                 limits = {
@@ -441,8 +444,9 @@ def _calls(with_requests: bool) -> Any:
         ) -> CoreSchema:
             forms: dict[str, list[CoreSchema]] = {}
             for method, kind, params in routes:
+                # the tag has checked the method: its choice reads it as any string, which costs less
                 members = {
-                    "method": cs.literal_schema([method]),
+                    "method": cs.str_schema(),
                     "params": handler.generate_schema(getattr(models, params)),
                 }
                 if kind == "request":
@@ -480,13 +484,16 @@ def _answer(method: str, type_name: str | None) -> Any:
                 error = handler.generate_schema(getattr(models, ERROR_TYPE))
                 return _message(
                     ErrorResponse,
-                    {"id": _id_schema(), "error": error},
+                    {"id": _id_schema(False), "error": error},
                     {"method": method},
                     forbid=True,
                 )
             result = handler.generate_schema(getattr(models, type_name))
             return _message(
-                Response, {"id": _id_schema(), "result": result}, {"method": method}, forbid=True
+                Response,
+                {"id": _id_schema(False), "result": result},
+                {"method": method},
+                forbid=True,
             )
 
     return TypeAdapter(Answer).validator
@@ -503,12 +510,47 @@ _ID_MEMBER = re.compile(r'"id"\s*:\s*(?:(-?[0-9]+)|"([^"\\]*)")')
 _ANSWER = re.compile(
     r'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID_MEMBER.pattern + r'\s*,\s*"(?:(result)|error)"\s*:'
 )
-_CALLS: dict[bool, Any] = {}  # by whether the line has the text "id": `_calls`, built on first use
+
+
+class _StepByStep:
+    """Stands in for a one-pass validator where there is none: it refuses every line, which the careful path then
+    reads (no call form of a method with params in the spec; a response read as sent)."""
+
+    @staticmethod
+    def validate_json(line: str, strict: bool = True) -> Any:
+        raise ValueError("read step by step")
+
+
+# The one-pass validators of calls: of any request or notification (for a line with the text "id"), and of
+# notifications alone; made when the first reader is.
+_CALLS: Any = None
+_NOTIFICATIONS: Any = None
+
+
+def _make_calls() -> None:
+    global _CALLS, _NOTIFICATIONS
+    _CALLS = _calls(True) or _StepByStep
+    _NOTIFICATIONS = _calls(False) or _StepByStep
 
 
 # By method: the one-pass validators of its responses with a result, and with an error.
 _RESULTS: dict[str, Any] = {}
 _ERRORS: dict[str, Any] = {}
+
+
+class _Answers(dict[str, tuple[Any, Any]]):
+    """By method: the one-pass validators of its responses, indexed by whether the response is an error (with a
+    result first, then with an error), each built on first use."""
+
+    def __missing__(self, method: str) -> tuple[Any, Any]:
+        pair = self[method] = (
+            _RESULTS.get(method) or _answer_validator(method, False) or _StepByStep,
+            _ERRORS.get(method) or _answer_validator(method, True) or _StepByStep,
+        )
+        return pair
+
+
+_ANSWERS = _Answers()
 
 
 def _answer_validator(method: str, error: bool) -> Any:
@@ -543,9 +585,9 @@ class MessageReader:
     parameter is taken out of the params, unchecked, before anything reads them). Each of these reads every line
     step by step.
 
-    `window`: the most unanswered request ids it remembers (None: no limit). Past it, the id remembered first is
-    forgotten (`forgotten` counts them), so a long stream of requests never answered costs bounded memory; a
-    response to a forgotten request then reads as one to no request.
+    `window`: the most unanswered request ids it remembers (at least one; None: no limit). Past it, the id
+    remembered first is forgotten (`forgotten` counts them), so a long stream of requests never answered costs
+    bounded memory; a response to a forgotten request then reads as one to no request.
     """
 
     def __init__(
@@ -569,18 +611,44 @@ class MessageReader:
         # like every option, fixed when the reader is made
         self._fast = one_pass and not (strict_json or keep_raw or ignore_keys)
         # id -> methods of the unanswered requests with that id (both sides may use one id); the id itself is the
-        # key, since 1 and "1" are different keys already (an id is never a bool or a float)
-        self.pending: dict[int | str, list[str]] = {}
+        # key, since 1 and "1" are different keys already (an id is never a bool or a float). Read it through
+        # `pending`, which counts the request in `_last` too.
+        self._pending: dict[int | str, list[str]] = {}
+        # The unanswered request read last, when it is the only one (`_pending` is then empty): most requests are
+        # answered before the next is sent, and the slot costs less than a dict entry, on both lines
+        self._last: Request | None = None
+        if window is not None and window < 1:
+            raise ValueError("the window must hold at least one request")
         self.window = window
         self.forgotten = 0
         """How many unanswered request ids the `window` made it forget."""
         # with a window: the ids in the order first remembered (an answered one stays until it reaches the front,
         # or the queue is compacted)
         self._order: deque[int | str] = deque()
+        if self._fast and _CALLS is None:
+            _make_calls()
+
+    @property
+    def pending(self) -> dict[int | str, list[str]]:
+        """id -> methods of the unanswered requests with that id, in the order first sent (both sides may use one
+        id; a response to that id answers the first method it fits)."""
+        last = self._last
+        if (
+            last is not None
+        ):  # kept apart while it was the only one: one entry like any other from here on
+            self._last = None
+            self._pending[last.id] = [last.method]
+            if self.window is not None:
+                self._admit(last.id)
+        return self._pending
 
     def expect(self, request_id: int | str, method: str) -> None:
-        """Announce a request sent with `request_id`, so that its response is routed to `method`'s result."""
-        self._remember(request_id, method, always=True)
+        """Announce a request sent with `request_id`, so that its response is routed to `method`'s result.
+
+        An id that is not a request id (out of the id type's range, say) is not remembered: no response can answer
+        it, since a response with such an id is refused before its route is looked up."""
+        if _is_id(request_id):
+            self._remember(request_id, method, always=True)
 
     def _admit(self, request_id: int | str) -> None:
         """Note a newly pending id in the window's order, forgetting the oldest past the window."""
@@ -624,45 +692,36 @@ class MessageReader:
             # out here, which saves a function call on nearly every line; `_one_pass` reads the other responses.
             try:
                 if '"method"' in line:
-                    with_requests = '"id"' in line
-                    calls = _CALLS.get(with_requests)
-                    if calls is None:
-                        calls = _CALLS[with_requests] = _calls(with_requests)
-                    found = None
-                    if calls:
-                        message = calls.validate_json(line, strict=True)
-                        # A Request is of a method with a request form: the union has no other (a notification
-                        # refuses an `id`, so a notification-only method sent with one is left to the careful path).
-                        if type(message) is Request and self.remember_requests:
+                    if '"id"' not in line:  # no request: the union of notifications alone
+                        return [_NOTIFICATIONS.validate_json(line, strict=True)]
+                    message = _CALLS.validate_json(line, strict=True)
+                    # A Request is of a method with a request form: the union has no other (a notification
+                    # refuses an `id`, so a notification-only method sent with one is left to the careful path).
+                    if type(message) is Request and self.remember_requests:
+                        if self._last is None and not self._pending:
+                            self._last = message  # the only unanswered request
+                        else:
                             # not setdefault, which builds a list on every call
                             waiting = self.pending.get(message.id)
                             if waiting is None:
-                                self.pending[message.id] = [message.method]
+                                self._pending[message.id] = [message.method]
                                 if self.window is not None:
                                     self._admit(message.id)
                             else:
                                 waiting.append(message.method)
-                        return [message]
-                else:
-                    # The route of a response is its request's method, found by its id: when one request is
-                    # pending, most likely that one (else `_one_pass` finds it by the id read from the text). The
-                    # validator reads the id too, and it must agree.
-                    error = '"result"' not in line
-                    pending = self.pending
-                    if len(pending) == 1:
-                        (key,) = pending  # faster than unpacking items()
-                        candidates = pending[key]
-                        if len(candidates) == 1:
-                            method = candidates[0]
-                            validator = (_ERRORS if error else _RESULTS).get(
-                                method
-                            ) or _answer_validator(method, error)
-                            if validator is not None:
-                                answer = validator.validate_json(line, strict=True)
-                                if answer.id == key:  # an int and a str are never equal
-                                    del pending[key]
-                                    return [answer]
-                    found = self._one_pass(line, error)
+                    return [message]
+                # The route of a response is its request's method, found by its id: when one request is pending,
+                # most likely that one (else `_one_pass` finds it by the id read from the text). The validator reads
+                # the id too, and it must agree.
+                last = self._last
+                if last is not None:
+                    answer = _ANSWERS[last.method]['"result"' not in line].validate_json(
+                        line, strict=True
+                    )
+                    if answer.id == last.id:  # an int and a str are never equal
+                        self._last = None
+                        return [answer]
+                found = self._one_pass(line, '"result"' not in line)
             except (
                 ValueError,
                 RecursionError,
@@ -728,7 +787,8 @@ class MessageReader:
     def _answer(self, line: str, request_id: int | str, error: bool) -> Message | None:
         """The response on `line` if it answers `request_id`, the one request pending with that id (not an
         extension's), with its error (`error`) or its method's result; None for anything else."""
-        candidates = self.pending.get(request_id)
+        pending = self.pending
+        candidates = pending.get(request_id)
         if candidates is None or len(candidates) != 1:
             return None  # unknown id (an error to report) or an id pending twice
         validator = (_ERRORS if error else _RESULTS).get(candidates[0]) or _answer_validator(
@@ -739,7 +799,7 @@ class MessageReader:
         answer = validator.validate_json(line, strict=True)
         if answer.id != request_id:  # an int and a str are never equal
             return None
-        del self.pending[request_id]
+        del pending[request_id]
         return answer  # type: ignore[no-any-return]
 
     def read_value(self, value: Any) -> list[Message]:
