@@ -275,10 +275,10 @@ class Connection:
         """Watch whether `found()` returns something other than None (something the Agent should not have done);
         return it at once, or None when the time passed. A problem of the connection fails.
 
-        The watch lasts `seconds`, or longer on a machine so busy that this Agent took a fifth of that to answer
-        a request (five times its slowest answer), but never more than `limit`."""
+        The watch lasts `seconds`, or longer on a machine so busy that this Agent took half of that to answer a
+        request (twice its slowest answer), but never more than `limit`."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + min(max(seconds, 5 * self.slowest), limit)
+        deadline = loop.time() + min(max(seconds, 2 * self.slowest), limit)
         while (value := found()) is None:
             if self.problem is not None:
                 raise TraceFailure(self.problem)
