@@ -98,7 +98,7 @@ def test_bad_timeout_or_missing_command_is_a_usage_error(args):
 def test_help_describes_the_command_fully():
     done = conformance("--help")
     assert done.returncode == 0
-    for words in ("--timeout", "--only", "--list", "{tmp}", "exit status", "FAIL", "-- python -m"):
+    for words in ("--timeout", "--only", "--list", "--permission", "{tmp}", "exit status", "FAIL", "-- python -m"):
         assert words in done.stdout, words
 
 
