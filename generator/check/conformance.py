@@ -34,6 +34,7 @@ STEP_FIELDS: dict[str, tuple[str, ...]] = {
     "expect": ("request",),
     "awaitUpdate": ("conn", "session", "update"),
     "history": ("conn", "session", "userMessages"),
+    "noSecondRound": ("conn", "session", "request"),
 }
 TRACE_FIELDS = ("id", "title", "origin", "keyDependent", "summary", "needs", "steps")
 ORIGINS = ("proposal", "added")
@@ -74,13 +75,14 @@ def drives_keyed_prompts(entries: list[dict[str, Any]]) -> bool:
 def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
     """Every trace of every (structurally valid) file, checked, with `$repeat` values expanded; and the problems."""
     diagnostics: list[Diagnostic] = []
-    out: dict[str, Any] = {"description": "", "handshake": {}, "needs": {}, "stepKinds": {}, "traces": []}
+    out: dict[str, Any] = {"description": "", "handshake": {}, "rules": {}, "needs": {}, "stepKinds": {}, "traces": []}
     seen: set[str] = set()
     for doc in docs:
         data = doc.data
         out["description"] = " ".join(filter(None, [out["description"], data.get("description", "")]))
         out["handshake"].update(data.get("handshake", {}))
         out["needs"].update(data.get("needs", {}))
+        out["rules"].update(data.get("rules", {}))
         kinds = data.get("stepKinds", {})
         for name in kinds:
             if name not in STEP_FIELDS:
@@ -155,7 +157,7 @@ def _check_trace(
                 problem(("steps", j, kind, "method"), "unknown-method", f"`{method}` is not a method of the spec")
         if kind == "send":
             requests.add(str(body.get("as")))
-        if kind == "expect" and str(body.get("request")) not in requests:
+        if kind in ("expect", "noSecondRound") and str(body.get("request")) not in requests:
             problem(("steps", j, kind, "request"), "unknown-request", "expects an answer to a request not sent yet")
         _check_repeats(body, ("steps", j, kind), problem)
         used = []

@@ -98,7 +98,7 @@ def test_bad_timeout_or_missing_command_is_a_usage_error(args):
 def test_help_describes_the_command_fully():
     done = conformance("--help")
     assert done.returncode == 0
-    for words in ("--timeout", "--only", "--list", "{tmp}", "exit status", "FAIL", "-- python -m"):
+    for words in ("--timeout", "--only", "--list", "--permission", "{tmp}", "exit status", "FAIL", "-- python -m"):
         assert words in done.stdout, words
 
 
@@ -122,3 +122,68 @@ def test_the_key_check_reads_every_member_name_and_string_at_any_depth():
     assert len(found) == 2, found
     assert any(path.endswith("._meta.k-secret (the member name)") for path in found), found
     assert any(path.endswith(".deep[0].x") for path in found), found
+
+
+# An Agent that asks the Client three things at once and writes each answer it gets on stderr.
+ASKER = """
+import json, sys
+def send(message):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\\n")
+    sys.stdout.flush()
+options = [
+    {"optionId": "no", "name": "No", "kind": "reject_once"},
+    {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+]
+params = {"sessionId": "s", "title": "t", "options": options}
+send({"id": "p", "method": "session/request_permission", "params": params})
+send({"id": "f", "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/etc/hostname"}})
+send({"id": "t", "method": "terminal/create", "params": {"sessionId": "s", "command": "ls"}})
+for line in sys.stdin:
+    print(line.strip(), file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("policy", "outcome"),
+    [
+        ("allow", {"outcome": "selected", "optionId": "yes"}),
+        ("reject", {"outcome": "selected", "optionId": "no"}),
+        ("cancelled", {"outcome": "cancelled"}),
+    ],
+)
+def test_the_runner_answers_the_agents_requests_as_a_client(policy, outcome):
+    import asyncio
+    import json
+
+    from acp_v2_runtime.conformance import PERMISSION_POLICIES, Connection
+
+    assert policy in PERMISSION_POLICIES
+
+    async def ask() -> dict[str, dict]:
+        conn = await Connection.start("A", [sys.executable, "-c", ASKER], permission=policy)
+        answers: dict[str, dict] = {}
+
+        def three() -> bool | None:
+            for line in conn.stderr_tail.decode().splitlines():
+                message = json.loads(line)
+                answers[message["id"]] = message
+            return True if len(answers) == 3 else None
+
+        await conn.wait(three, "the three answers", 120)
+        await conn.close()
+        await conn.close()  # twice, on an exited process: closing never raises
+        return answers
+
+    answers = asyncio.run(ask())
+    assert answers["p"]["result"] == {"outcome": outcome}
+    # the runner's initialize offers no file system and no terminal: those are methods it does not have
+    assert answers["f"]["error"]["code"] == answers["t"]["error"]["code"] == -32601
+
+
+def test_the_permission_outcome_falls_back_to_cancelled_when_no_option_fits():
+    from acp_v2_runtime.conformance.connection import permission_outcome
+
+    only_allow = {"options": [{"optionId": "a", "name": "A", "kind": "allow_always"}]}
+    assert permission_outcome("reject", only_allow) == {"outcome": "cancelled"}
+    assert permission_outcome("allow", only_allow) == {"outcome": "selected", "optionId": "a"}
+    assert permission_outcome("allow", {"options": "nonsense"}) == {"outcome": "cancelled"}

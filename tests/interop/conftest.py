@@ -20,10 +20,12 @@ from acp_v2_runtime.conformance import handshake_key
 
 from tests.support import ROOT
 
+PARALLEL = 2
+"""Runners that the interop tests start at once: no more than CI's cores, whatever else runs beside them."""
 HERE = Path(__file__).resolve().parent
 SDK_MODULES = ROOT / "tools" / "acp-sdk" / "node_modules"
 TSC = ROOT / "tools" / "typescript" / "node_modules" / ".bin" / "tsc"
-PROGRAMS = ("keyed_agent.ts", "sdk_client.ts")
+PROGRAMS = ("keyed_agent.ts", "sdk_client.ts", "example_agent.ts")
 TSC_FLAGS = (
     "--strict",
     "--noUnusedLocals",

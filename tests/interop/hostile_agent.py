@@ -38,6 +38,13 @@ def escaped(text: str) -> str:
     return '"' + "".join(f"\\u{ord(c):04x}" for c in text) + '"'
 
 
+def turn(session_id: object) -> None:
+    """The foreground work of a prompt, as a correct Agent reports it: running, then idle."""
+    for state in ("running", "idle"):
+        update = {"sessionUpdate": "state_update", "state": state}
+        send({"method": "session/update", "params": {"sessionId": session_id, "update": update}})
+
+
 def on_prompt(mode: str, rid: object, params: dict) -> None:
     session_id = params.get("sessionId")
     if mode == "garbage":
@@ -71,6 +78,7 @@ def on_prompt(mode: str, rid: object, params: dict) -> None:
             '"content":[{"type":"text","text":' + text + "}]}}}"
         )
         send({"id": rid, "result": {"messageId": message_id}})
+        turn(session_id)
     elif mode == "update-flood":
         line = json.dumps(
             {
@@ -86,6 +94,7 @@ def on_prompt(mode: str, rid: object, params: dict) -> None:
         user = {"sessionUpdate": "user_message", "messageId": message_id, "content": params.get("prompt")}
         send({"method": "session/update", "params": {"sessionId": session_id, "update": user}})
         send({"id": rid, "result": {"messageId": message_id}})
+        turn(session_id)
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 // A small keyed ACP v2 Agent on the TypeScript SDK's AgentApp (@agentclientprotocol/sdk, ./experimental/v2),
 // written the way an Agent author would, to show that the conformance kit judges such an Agent by the protocol.
 //
-//     node keyed_agent.js [--store FILE] [--offers NAME,...] [--ignore-keys]
+//     node keyed_agent.js [--store FILE] [--offers NAME,...] [--claim NAME,...] [--ignore-keys] [--chunks]
+//                         [--ask-permission] [--rerun-work] [--no-report]
 //
 // Typed handlers serve initialize, session/new, session/resume (with replay for replayFrom {type: "start"}),
 // session/list, session/close and session/cancel. session/prompt is served by the raw `onRequest("*")`
@@ -13,6 +14,13 @@
 // process resumes them: the `storedSessions` offer. --offers lists what the initialize result offers the
 // conformance runner (only when its initialize asks, under the handshake key); the prompt hooks holdInsert,
 // holdWork and failInsert are honoured only when offered. --ignore-keys makes it an Agent that never heard of keys.
+//
+// The other flags make the Agents the kit must judge right without having written them: --chunks reports each
+// inserted user message as user_message_chunk updates (one per content block, each text split in two) and only
+// after the answer; --ask-permission asks the Client session/request_permission in every turn before its output
+// (and gives none when refused); --claim offers hooks in the handshake that it does not implement; --rerun-work
+// runs the turn again when a retry of an inserted message comes, which the proposal forbids; --no-report never
+// reports an inserted user message, which the prompt lifecycle requires.
 
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -49,6 +57,11 @@ function option(name: string): string | undefined {
 const storePath = option("--store");
 const offers = (option("--offers") ?? "").split(",").filter((name) => name !== "");
 const ignoreKeys = process.argv.includes("--ignore-keys");
+const claims = (option("--claim") ?? "").split(",").filter((name) => name !== "");
+const chunks = process.argv.includes("--chunks");
+const askPermission = process.argv.includes("--ask-permission");
+const rerunWork = process.argv.includes("--rerun-work");
+const noReport = process.argv.includes("--no-report");
 
 // -- what is kept --------------------------------------------------------------------------------------------
 
@@ -180,7 +193,7 @@ app.onRequest("initialize", ({ params }) => {
         protocolVersion: PROTOCOL_VERSION,
         info: { name: "keyed-sdk-agent", version: "0.0.0" },
         capabilities: { session: {} },
-        ...(asked && offers.length > 0 ? { _meta: { [HANDSHAKE_KEY]: { offers } } } : {}),
+        ...(asked && offers.length + claims.length > 0 ? { _meta: { [HANDSHAKE_KEY]: { offers: [...offers, ...claims] } } } : {}),
     };
 });
 
@@ -203,12 +216,8 @@ app.onRequest("session/resume", async ({ params }) => {
     if (replay?.type === "start") {
         for (const message of session.messages) {
             const { messageId, content } = message;
-            await notify(
-                params.sessionId,
-                message.role === "user"
-                    ? { sessionUpdate: "user_message", messageId, content }
-                    : { sessionUpdate: "agent_message", messageId, content },
-            );
+            if (message.role === "user") await reportUser(params.sessionId, messageId, content);
+            else await notify(params.sessionId, { sessionUpdate: "agent_message", messageId, content });
         }
     }
     await notify(
@@ -263,6 +272,10 @@ app.onRequest("*", async ({ method, params, signal, requestId }) => {
         const known = record.keys[key];
         if (known !== undefined) {
             if (known.prompt !== prompt) throw RequestError.invalidParams(undefined, "the key was used for another prompt");
+            if (rerunWork) {
+                session.queue.push(false); // the mistake: the retry runs the turn again
+                if (!session.working) void work(raw.sessionId, session, record);
+            }
             return { messageId: known.messageId };
         }
         for (const pending of session.pending) {
@@ -321,10 +334,51 @@ async function insert(
     if (pending.key !== null) record.keys[pending.key] = { messageId, prompt: pending.prompt };
     record.updatedAt = new Date().toISOString();
     save(); // stored before it is reported, so a killed process never loses a message it announced
-    await notify(pending.sessionId, { sessionUpdate: "user_message", messageId, content: prompt });
-    for (const waiter of pending.waiters) waiter.resolve(messageId);
+    if (chunks) {
+        for (const waiter of pending.waiters) waiter.resolve(messageId);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // the answer goes first, the report after it
+        await reportUser(pending.sessionId, messageId, prompt);
+    } else {
+        await reportUser(pending.sessionId, messageId, prompt);
+        for (const waiter of pending.waiters) waiter.resolve(messageId);
+    }
     session.queue.push(hooks["holdWork"] === true);
     if (!session.working) void work(pending.sessionId, session, record);
+}
+
+// The report of an inserted user message: one user_message update, or (--chunks) user_message_chunk updates with
+// the same messageId whose contents append to the message.
+async function reportUser(sessionId: string, messageId: string, content: ContentBlock[]): Promise<void> {
+    if (noReport) return;
+    if (!chunks) return notify(sessionId, { sessionUpdate: "user_message", messageId, content });
+    for (const block of content) {
+        const text = block.type === "text" && typeof block.text === "string" ? block.text : "";
+        const parts =
+            text.length > 1
+                ? [text.slice(0, 1), text.slice(1)].map((part) => ({ ...block, text: part }) as ContentBlock)
+                : [block];
+        for (const part of parts) await notify(sessionId, { sessionUpdate: "user_message_chunk", messageId, content: part });
+    }
+}
+
+// Asks the Client before the turn's output; true when it chose an allow option.
+async function permitted(sessionId: string): Promise<boolean> {
+    await notify(sessionId, { sessionUpdate: "state_update", state: "requires_action" });
+    try {
+        const { outcome } = await client!.request("session/request_permission", {
+            sessionId,
+            title: "Write the answer",
+            options: [
+                { optionId: "yes", name: "Allow", kind: "allow_once" },
+                { optionId: "no", name: "Reject", kind: "reject_once" },
+            ],
+        });
+        return outcome.outcome === "selected" && outcome.optionId === "yes";
+    } catch {
+        return false; // the connection went away while asking
+    } finally {
+        await notify(sessionId, { sessionUpdate: "state_update", state: "running" }).catch(() => {});
+    }
 }
 
 function idle(stopReason: "end_turn" | "cancelled"): SessionUpdate {
@@ -341,6 +395,7 @@ async function work(sessionId: string, session: Live, record: StoredSession): Pr
     while (session.queue.length > 0 && !cancelled) {
         if (session.queue.shift() === true) await Promise.race([session.release, stop]);
         if (cancelled) break;
+        if (askPermission && !(await permitted(sessionId))) continue;
         const messageId = `msg_agent_${crypto.randomUUID()}`;
         const content: ContentBlock[] = [{ type: "text", text: "Done." }];
         record.messages.push({ role: "agent", messageId, content });

@@ -9,12 +9,23 @@ instead; or SKIP naming what the trace needs that the Agent does not offer. Then
 (`N passed, M failed, K skipped, of T traces`). Waiting for an answer is bounded by `--timeout`, so a silent
 Agent fails rather than hangs.
 
-What an Agent offers beyond the protocol (test hooks such as holdInsert, sessions stored across processes) it
-says in its `initialize` result: `"_meta": {"acp-v2-retry/conformance": {"offers": ["holdInsert", ...]}}`. The
-runner's `initialize` params carry `"_meta": {"acp-v2-retry/conformance": {}}`. An Agent that offers nothing
-still passes every trace that needs nothing; `--list` shows what each trace needs. History is read by
-`session/resume` with `replayFrom: {"type": "start"}`; an Agent that refuses that cursor with -32602 skips the
-traces that read history.
+The protocol comes first. Whether sessions outlive the Agent process is found by resuming the session from a new
+process: the trace is skipped only when that process answers that it does not know the session (-32002). A
+method the Agent answers with -32601 (session/resume, session/list) skips the trace, naming the method. History
+is read by `session/resume` with `replayFrom: {"type": "start"}`; an Agent that does not replay has the user
+messages it reported live counted instead, where one connection saw them all. The inserted user message may be
+reported as one `user_message` update or as `user_message_chunk` updates, before or after the answer; a messageId
+answered and never reported fails, quoting the rule. After a retry of an inserted message the runner checks that
+no new turn starts.
+
+Only the test hooks with no protocol equivalent (holdInsert, holdWork, failInsert) come from a handshake: the
+runner's `initialize` params carry `"_meta": {"acp-v2-retry/conformance": {}}` and an Agent that offers hooks
+says so in its result, `"_meta": {"acp-v2-retry/conformance": {"offers": ["holdInsert", ...]}}`. Each offered
+hook is checked: one that does not hold fails the trace, naming it. `--list` shows what each trace needs.
+
+The runner is a Client: it answers `session/request_permission` by `--permission` (the first allow option by
+default, or the first reject option, or the cancelled outcome) and every other request of the Agent's (`fs/*`,
+`terminal/*`: its `initialize` offers neither) with -32601.
 
 Everything the Agent writes is read as it arrives by the generated `acp_v2_schema.reader.MessageReader` (the one
 classifier of JSON-RPC, which the validator and the reference Agent use too): a line that is not JSON or is longer
@@ -35,10 +46,11 @@ import tempfile
 from importlib import resources
 from typing import Any, NamedTuple
 
-from .connection import AgentNotStarted, Connection, TraceFailure, TraceSkipped
+from .connection import PERMISSION_POLICIES, AgentNotStarted, Connection, TraceFailure, TraceSkipped
 from .steps import TraceRun
 
 __all__ = [
+    "PERMISSION_POLICIES",
     "AgentNotStarted",
     "Connection",
     "TraceFailure",
@@ -73,21 +85,28 @@ class Verdict(NamedTuple):
 
 
 async def run_trace(
-    trace: dict[str, Any], command: list[str], timeout: float, workdir: str, document: dict[str, Any] | None = None
+    trace: dict[str, Any],
+    command: list[str],
+    timeout: float,
+    workdir: str,
+    document: dict[str, Any] | None = None,
+    permission: str = "allow",
 ) -> Verdict:
     """Run one trace against the Agent command. Raises AgentNotStarted (the whole run stops)."""
-    run = TraceRun(command, timeout, workdir, document if document is not None else load_traces(), trace.get("needs"))
+    document = document if document is not None else load_traces()
+    run = TraceRun(command, timeout, workdir, document, trace.get("needs"), permission)
     verdict = Verdict("PASS")
+    steps = [next(iter(step.items())) for step in trace["steps"]]
     try:
-        for number, step in enumerate(trace["steps"], 1):
-            kind, body = next(iter(step.items()))
+        for number, (kind, body) in enumerate([*steps, ("conclude", None)], 1):
             try:
                 await run.step(kind, body)
             except TraceSkipped as exc:
                 verdict = Verdict("SKIP", str(exc))
                 break
             except TraceFailure as exc:
-                verdict = Verdict("FAIL", f"step {number} ({kind}): {exc}")
+                where = f"step {number} ({kind})" if kind != "conclude" else "after the last step"
+                verdict = Verdict("FAIL", f"{where}: {exc}")
                 break
             except (AgentNotStarted, asyncio.CancelledError):
                 raise
@@ -102,13 +121,15 @@ async def run_trace(
     return verdict
 
 
-async def run_all(command: list[str], *, timeout: float, traces: list[dict[str, Any]]) -> int:
+async def run_all(
+    command: list[str], *, timeout: float, traces: list[dict[str, Any]], permission: str = "allow"
+) -> int:
     """Run the traces one after another, print one verdict line each and a summary; the exit status."""
     document = load_traces()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     with tempfile.TemporaryDirectory(prefix="acp-conformance-") as workdir:
         for trace in traces:
-            verdict = await run_trace(trace, command, timeout, workdir, document)
+            verdict = await run_trace(trace, command, timeout, workdir, document, permission)
             counts[verdict.outcome] += 1
             said = f" — {verdict.reason}" if verdict.reason else ""
             print(f"{verdict.outcome} {trace['id']}: {trace['title']}{said}", flush=True)
@@ -126,13 +147,20 @@ def main(argv: list[str] | None = None) -> int:
     """The command line: parse, pick the traces, run them; returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.conformance",
-        usage="%(prog)s [-h] [--timeout SECONDS] [--only ID]... [--list] -- AGENT COMMAND...",
+        usage="%(prog)s [-h] [--timeout SECONDS] [--permission POLICY] [--only ID]... [--list] -- AGENT COMMAND...",
         description=__doc__,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--timeout", type=float, default=10.0, metavar="SECONDS", help="seconds to wait for each answer (default 10)"
+    )
+    parser.add_argument(
+        "--permission",
+        choices=PERMISSION_POLICIES,
+        default=PERMISSION_POLICIES[0],
+        help="how session/request_permission is answered: the first allow option (default), the first reject"
+        " option, or the cancelled outcome (when no option of that kind is offered: cancelled)",
     )
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this trace (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the traces and exit")
@@ -156,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give the Agent command after --")
     traces = [trace for trace in every if not args.only or trace["id"] in args.only]
     try:
-        return asyncio.run(run_all(command, timeout=args.timeout, traces=traces))
+        return asyncio.run(run_all(command, timeout=args.timeout, traces=traces, permission=args.permission))
     except AgentNotStarted as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2

@@ -10,12 +10,18 @@ escapes hide nothing.
 What the runner holds stays bounded whatever the Agent writes: a line is at most the reader's `MAX_LINE_BYTES`,
 the messages kept per connection at most `MAX_KEPT_MESSAGES` and `MAX_KEPT_BYTES`, and stderr is read as it comes
 and only its last `STDERR_TAIL` bytes are kept (to say why an Agent exited).
+
+The runner is a Client, so it answers what the Agent asks: `session/request_permission` gets an outcome by the
+user's policy (`PERMISSION_POLICIES`), and every other request (`fs/*` and `terminal/*` included, which the
+runner's `initialize` does not offer) gets -32601. A request that arrives after the runner closed the connection
+is not answered, as on any Client that has gone; that is never a problem of the trace.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +39,9 @@ MAX_KEPT_BYTES = 64 * 1024 * 1024
 STDERR_TAIL = 4096
 """The bytes of the Agent's stderr kept: its last line says why it exited."""
 _CHUNK = 64 * 1024
+PERMISSION_POLICIES = ("allow", "reject", "cancelled")
+"""How the runner answers `session/request_permission`: the first option whose kind is allow_* (the default), the
+first reject_* option, or the `cancelled` outcome. When no option of the wanted kind is offered: `cancelled`."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,7 @@ class Connection:
     name: str
     process: asyncio.subprocess.Process
     secrets: set[str] = field(default_factory=set)
+    permission: str = "allow"
     responses: dict[Any, Answer] = field(default_factory=dict)
     notifications: list[dict[str, Any]] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
@@ -78,6 +88,9 @@ class Connection:
     readers: list[asyncio.Task[None]] = field(default_factory=list)
     sent: dict[Any, str] = field(default_factory=dict)  # id -> method of each request written to this Agent
     problem: str | None = None
+    asked: list[str] = field(default_factory=list)  # the method of each request the Agent sent, in order
+    sent_time: dict[Any, float] = field(default_factory=dict)  # id -> when the request was written
+    slowest: float = 0.0  # the longest the Agent took to answer a request of the runner's, in seconds
     stderr_tail: bytearray = field(default_factory=bytearray)
     kept_messages: int = 0
     kept_bytes: int = 0
@@ -88,7 +101,10 @@ class Connection:
     )
 
     @classmethod
-    async def start(cls, name: str, command: list[str], secrets: set[str] | None = None) -> Connection:
+    async def start(
+        cls, name: str, command: list[str], secrets: set[str] | None = None, permission: str = "allow"
+    ) -> Connection:
+        """Start the Agent process and read what it writes; AgentNotStarted when it cannot be started."""
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -98,7 +114,7 @@ class Connection:
             )
         except OSError as exc:
             raise AgentNotStarted(f"cannot start the Agent command {command[0]!r}: {exc.strerror or exc}") from None
-        conn = cls(name, process, secrets if secrets is not None else set())
+        conn = cls(name, process, secrets if secrets is not None else set(), permission)
         conn.readers = [asyncio.create_task(conn._read_stdout()), asyncio.create_task(conn._read_stderr())]
         return conn
 
@@ -157,7 +173,7 @@ class Connection:
         elif isinstance(message, Notification):
             self._notification(message.method, message.raw)
         elif isinstance(message, Request):
-            self._request(message.id)
+            self._request(message.id, message.method, message.raw.get("params"))
         else:
             self._invalid(message)
 
@@ -175,7 +191,9 @@ class Connection:
             # an answer whose result does not fit its method's type: the step waiting for it says so
             self.responses[message.id] = Answer(message.id, raw["result"], None, message.problems)
         elif message.code in (Code.METHOD_NOT_FOUND, Code.INVALID_PARAMS) and message.answered:
-            self._request(message.answer_id)  # a request the runner would not handle whatever its params
+            # a request for a method the runner does not know, or with params that do not fit: said so
+            self.asked.append(str(message.method))
+            self._reply(jsonrpc.error(message.answer_id, message.code, problem[:200]))
         elif message.code == Code.METHOD_NOT_FOUND:
             self._notification(message.method, raw)  # a notification no trace looks at
         elif message.code == Code.INVALID_PARAMS:
@@ -188,13 +206,24 @@ class Connection:
         if rid is None:  # an error answer: the reader refuses a result with a null id
             self._flag(f"the Agent answered error {raw['error']['code']} with a null id (it could not read us)")
             return
+        if rid in self.sent_time:  # how busy the machine is, as this Agent's answers show it
+            self.slowest = max(self.slowest, time.monotonic() - self.sent_time.pop(rid))
         if self.sent[rid] == M.SESSION_LIST and error is None:
             self._private(raw["result"], f"the {M.SESSION_LIST} result", "result")
         self.responses[rid] = Answer(rid, raw.get("result"), error)
 
-    def _request(self, rid: int | str | None) -> None:
-        # A request from the Agent (permission, elicitation): these traces never expect one.
-        self.write(jsonrpc.error(rid, Code.METHOD_NOT_FOUND, "Method not found"))
+    def _request(self, rid: int | str, method: str, params: Any) -> None:
+        """Answer a request of the Agent's as a Client would: a permission by the policy, the rest with -32601."""
+        self.asked.append(method)
+        if method == M.SESSION_REQUEST_PERMISSION and isinstance(params, dict):
+            self._reply({"id": rid, "result": {"outcome": permission_outcome(self.permission, params)}})
+        else:  # fs/*, terminal/*, elicitation...: the runner's initialize offers none of them
+            self._reply(jsonrpc.error(rid, Code.METHOD_NOT_FOUND, "Method not found"))
+
+    def _reply(self, message: dict[str, Any]) -> None:
+        # An Agent may ask after the runner closed its stdin; a Client that has gone answers nothing.
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.write(message)
 
     def _notification(self, method: str | None, raw: dict[str, Any]) -> None:
         params = raw.get("params")
@@ -220,6 +249,8 @@ class Connection:
             raise TraceFailure(f"connection {self.name} is closed")
         if "method" in message and "id" in message:
             self.sent[message["id"]] = message["method"]
+            if message["method"] != M.SESSION_PROMPT:  # a prompt may wait on purpose (a hook, a permission)
+                self.sent_time[message["id"]] = time.monotonic()
             self.reader.expect(message["id"], message["method"])  # so that the answer is read as its method's
         self.process.stdin.write(jsonrpc.encode({"jsonrpc": "2.0", **message}))
 
@@ -240,22 +271,62 @@ class Connection:
                 await asyncio.wait_for(self.changed.wait(), min(left, 0.5))
         return value
 
+    async def settle(self, found: Any, seconds: float, limit: float) -> Any:
+        """Watch whether `found()` returns something other than None (something the Agent should not have done);
+        return it at once, or None when the time passed. A problem of the connection fails.
+
+        The watch lasts `seconds`, or longer on a machine so busy that this Agent took half of that to answer a
+        request (twice its slowest answer), but never more than `limit`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(max(seconds, 2 * self.slowest), limit)
+        while (value := found()) is None:
+            if self.problem is not None:
+                raise TraceFailure(self.problem)
+            left = deadline - loop.time()
+            if left <= 0 or (
+                self.process.returncode is not None and self.process.stdout is not None and self.process.stdout.at_eof()
+            ):
+                return None
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(left, 0.5))
+        return value
+
     async def close(self, *, kill: bool = False) -> None:
+        """End the process (closing its stdin, or SIGKILL) and stop reading; never raises, whatever its state."""
         if self.process.returncode is None:
             if kill:
-                self.process.kill()
+                _signal(self.process.kill)
             elif self.process.stdin is not None:
-                self.process.stdin.close()
+                with contextlib.suppress(Exception):  # already closed, or its pipe already broken
+                    self.process.stdin.close()
             try:
                 await asyncio.wait_for(self.process.wait(), 5)
             except asyncio.TimeoutError:
-                self.process.kill()
-                await self.process.wait()
+                _signal(self.process.kill)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.process.wait(), 30)
         for reader in self.readers:
             try:
                 await asyncio.wait_for(reader, 5)
             except (asyncio.TimeoutError, Exception):  # a grandchild may hold the pipes open: stop reading
                 reader.cancel()
+
+
+def _signal(send: Any) -> None:
+    """Signal a process that may have exited already (not yet reaped: ProcessLookupError), quietly."""
+    with contextlib.suppress(ProcessLookupError, OSError):
+        send()
+
+
+def permission_outcome(policy: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of a `session/request_permission` under a policy of PERMISSION_POLICIES."""
+    options = params.get("options") if isinstance(params.get("options"), list) else []
+    prefix = {"allow": "allow_", "reject": "reject_"}.get(policy)
+    for option in options:
+        kind = option.get("kind") if isinstance(option, dict) else None
+        if prefix and isinstance(kind, str) and kind.startswith(prefix):
+            return {"outcome": "selected", "optionId": option.get("optionId")}
+    return {"outcome": "cancelled"}
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

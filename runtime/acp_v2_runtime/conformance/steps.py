@@ -2,8 +2,18 @@
 
 Each step kind of the traces document is a `do_<kind>` method of `TraceRun`; a step that sees something other
 than what the trace expects raises TraceFailure with what it saw, and one that finds the Agent lacks what the
-trace needs raises TraceSkipped naming it. What the Agent offers is read from its `initialize` result, under the
-handshake's `_meta` key (see the traces document's `handshake` and `needs`).
+trace needs raises TraceSkipped naming it.
+
+The protocol comes first: whether sessions outlive the process is learned by resuming one from a new process
+(SKIP only when that process answers that it does not know the session), and a method the Agent answers with
+-32601 skips the trace, naming the method (unless the trace cannot mean anything without it: `REQUIRED`). Only
+the test hooks with no protocol equivalent are learned from the handshake (the `initialize` result's `_meta`,
+see the traces document's `handshake` and `needs`), and each one offered is checked: a held prompt must not be
+answered before its release, held work must not end before it, a stored session must be found by a new process.
+
+Every form of report the prompt lifecycle allows is accepted: the inserted user message as one `user_message`
+update or as `user_message_chunk` updates with one messageId, before or after the answer. A messageId answered
+and never reported fails the trace, quoting the rule (the traces document's `rules`).
 """
 
 from __future__ import annotations
@@ -22,6 +32,16 @@ from .connection import Answer, Connection, TraceFailure, TraceSkipped
 
 PROTOCOL_VERSION = 2
 REPLAY_FROM_START = {"type": "start"}
+REQUIRED = frozenset({M.INITIALIZE, M.SESSION_NEW, M.SESSION_PROMPT})
+"""Methods every trace relies on: -32601 for one of them is a FAIL, not a SKIP."""
+USER_MESSAGE = ("user_message", "user_message_chunk")
+"""The two forms of the report of an inserted user message (one messageId; chunks append content)."""
+WORK_OUTPUT = ("agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
+RELEASE = "_conformance/release"
+SETTLE = 1.0
+"""Seconds given an Agent to show that a hook does not hold, or that a retry started work, before the runner
+goes on (longer when its answers show a busy machine: `Connection.settle`). It bounds how slow a wrong Agent may
+be and still be caught; a right Agent is never judged by it."""
 
 
 class TraceRun:
@@ -34,9 +54,11 @@ class TraceRun:
         workdir: str,
         document: dict[str, Any] | None = None,
         needs: list[str] | None = None,
+        permission: str = "allow",
     ) -> None:
-        self.command, self.timeout, self.workdir = command, timeout, workdir
+        self.command, self.timeout, self.workdir, self.permission = command, timeout, workdir, permission
         document = document or {}
+        self.rules: dict[str, Any] = document.get("rules") or {}
         self.meta_key: str | None = (document.get("handshake") or {}).get("metaKey")
         self.vocabulary: dict[str, Any] = document.get("needs") or {}
         self.needs = list(needs or [])
@@ -48,6 +70,10 @@ class TraceRun:
         self.secrets: set[str] = set()  # every valid key sent: none may appear in updates or listings
         self.requests: dict[str, tuple[Connection, int, str, dict[str, Any]]] = {}
         self.next_id = 0
+        self.sent_at: dict[str, int] = {}  # request name -> how many notifications its connection had then
+        self.born: dict[Any, Connection] = {}  # session id -> the connection (process) that created it
+        self.answered: dict[Any, str] = {}  # messageId -> the request whose answer first carried it
+        self.held: list[tuple[str, str]] = []  # (request name, hook) of each prompt held until a release
 
     def resolve(self, value: Any) -> Any:
         if isinstance(value, dict):
@@ -74,13 +100,20 @@ class TraceRun:
         rid = self.send(conn, method, params)
         answer = await conn.wait(lambda: conn.responses.get(rid), what, self.timeout)
         if answer.error is not None:
-            if skip_on is not None and answer.error["code"] == skip_on:
+            if answer.error["code"] == skip_on:
                 raise _SkipAnswer(answer.error)
+            self._skip_unsupported(method, answer)
             raise TraceFailure(f"{what}: expected a result, got {_brief(answer)}")
         if answer.problems:
             raise TraceFailure(f"{what}: the result does not fit the spec: {answer.problems[0]}")
         assert isinstance(answer.result, dict)  # every result type of the methods called here is an object
         return answer.result
+
+    @staticmethod
+    def _skip_unsupported(method: str, answer: Answer) -> None:
+        """-32601 for a method the trace could do without: SKIP naming it."""
+        if answer.error is not None and answer.error["code"] == Code.METHOD_NOT_FOUND and method not in REQUIRED:
+            raise TraceSkipped(f"needs {method}, which the Agent does not implement: it answered {_brief(answer)}")
 
     def send(self, conn: Connection, method: str, params: Any) -> int:
         self.next_id += 1
@@ -98,7 +131,7 @@ class TraceRun:
 
     async def do_connect(self, name: str) -> None:
         command = [part.replace("{tmp}", self.workdir) for part in self.command]
-        conn = await Connection.start(name, command, self.secrets)
+        conn = await Connection.start(name, command, self.secrets, self.permission)
         self.conns[name] = conn
         params: dict[str, Any] = {
             "protocolVersion": PROTOCOL_VERSION,
@@ -144,10 +177,29 @@ class TraceRun:
             self.conn(body["conn"]), M.SESSION_NEW, {"cwd": self.workdir, "mcpServers": []}, M.SESSION_NEW
         )
         self.values[body["as"]] = result.get("sessionId")
+        self.born[result.get("sessionId")] = self.conn(body["conn"])
 
     async def do_resume(self, body: dict[str, Any]) -> None:
-        params = {"sessionId": self.values[body["session"]], "cwd": self.workdir, "mcpServers": []}
-        await self.call(self.conn(body["conn"]), M.SESSION_RESUME, params, M.SESSION_RESUME)
+        conn, session_id = self.conn(body["conn"]), self.values[body["session"]]
+        params = {"sessionId": session_id, "cwd": self.workdir, "mcpServers": []}
+        try:
+            await self.call(conn, M.SESSION_RESUME, params, M.SESSION_RESUME, skip_on=Code.RESOURCE_NOT_FOUND)
+        except _SkipAnswer as unknown:
+            if self.born.get(session_id) is conn:
+                raise TraceFailure(
+                    f"{M.SESSION_RESUME}: the process that created the session does not know it"
+                    f" (error {unknown.error['code']})"
+                ) from None
+            said = f"error {unknown.error['code']} {str(unknown.error.get('message'))[:120]!r}"
+            if "storedSessions" in (self.offers or ()):
+                raise TraceFailure(
+                    f"{M.SESSION_RESUME}: the Agent offers storedSessions, but a new process answered {said}:"
+                    " the storedSessions offer does not hold"
+                ) from None
+            raise TraceSkipped(
+                f"needs storedSessions: a new Agent process answered {M.SESSION_RESUME} for the session with"
+                f" {said}, so its sessions do not outlive the process"
+            ) from None
 
     async def do_send(self, body: dict[str, Any]) -> None:
         conn = self.conn(body["conn"])
@@ -156,10 +208,50 @@ class TraceRun:
         key_name = KEY_PARAMS.get(method)
         if key_name and isinstance(params, dict) and is_valid_idempotency_key(params.get(key_name)):
             self.secrets.add(params[key_name])  # a literal key is as private as a generated one
+        self.sent_at[body["as"]] = len(conn.notifications)
         self.requests[body["as"]] = (conn, self.send(conn, method, params), method, params)
+        self.held.extend((body["as"], hook) for hook in self._hooks(params) if hook in ("holdInsert", "holdWork"))
 
     async def do_notify(self, body: dict[str, Any]) -> None:
-        self.conn(body["conn"]).write({"method": body["method"], "params": self.resolve(body["params"])})
+        conn, params = self.conn(body["conn"]), self.resolve(body["params"])
+        if self.held:  # before anything ends a hold, check that the hold held
+            await self._check_holds(conn)
+        conn.write({"method": body["method"], "params": params})
+        if body["method"] == RELEASE:
+            session_id = params.get("sessionId") if isinstance(params, dict) else None
+            self.held = [(name, hook) for name, hook in self.held if self._session_of(name) != session_id]
+
+    def _session_of(self, name: str) -> Any:
+        params = self.requests[name][3]
+        return params.get("sessionId") if isinstance(params, dict) else None
+
+    async def _check_holds(self, conn: Connection) -> None:
+        """Each offered hook that holds a prompt or its work must hold it until the release: FAIL naming it."""
+
+        def broken() -> str | None:
+            for name, hook in self.held:
+                held_conn, rid, _, _ = self.requests[name]
+                session_id, start = self._session_of(name), self.sent_at[name]
+                if hook == "holdInsert":
+                    answer = held_conn.responses.get(rid)
+                    if answer is not None and answer.error is None:
+                        return f"answered {name} with {_brief(answer)}"
+                    for _, update in _updates(held_conn, session_id, start):
+                        if update.get("sessionUpdate") in USER_MESSAGE:
+                            return f"reported a user message ({update.get('messageId')!r}) for {name}'s session"
+                if hook == "holdWork":
+                    for _, update in _updates(held_conn, session_id, start):
+                        if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
+                            return f"reported the session idle after {name}, whose work should still be running"
+            return None
+
+        wrong = await conn.settle(broken, SETTLE, self.timeout)
+        if wrong is not None:
+            hooks = sorted({hook for _, hook in self.held})
+            raise TraceFailure(
+                f"the Agent offers {', '.join(hooks)}, but before the runner ended the hold it {wrong}:"
+                " the hook does not hold"
+            )
 
     async def do_expect(self, body: dict[str, Any]) -> None:
         conn, rid, _, params = self.requests[body["request"]]
@@ -172,7 +264,11 @@ class TraceRun:
         options = body.get("anyOf") or [{k: v for k, v in body.items() if k in ("result", "error")}]
         problems = [self.mismatch(answer, option) for option in options]
         if all(problems):
+            self._skip_unsupported(self.requests[body["request"]][2], answer)
             raise TraceFailure(f"{what}: {'; or '.join(p for p in problems if p)}")
+        message_id = answer.result.get("messageId") if isinstance(answer.result, dict) else None
+        if self.requests[body["request"]][2] == M.SESSION_PROMPT and isinstance(message_id, str):
+            self.answered.setdefault(message_id, body["request"])
         for option in options:
             if self.mismatch(answer, option) is None:
                 for field_name, rule in (option.get("result") or {}).items():
@@ -205,17 +301,32 @@ class TraceRun:
         conn = self.conn(body["conn"])
         session_id = self.values[body["session"]]
 
+        kinds = USER_MESSAGE if body["update"] in USER_MESSAGE else (body["update"],)
+
         def find() -> int | None:
             for i, update in _updates(conn, session_id):
                 if (
                     i not in conn.consumed
-                    and update.get("sessionUpdate") == body["update"]
+                    and update.get("sessionUpdate") in kinds
                     and ("state" not in body or update.get("state") == body["state"])
                 ):
                     return i
             return None
 
-        index = await conn.wait(find, f"{body['update']} update", self.timeout)
+        what = " or ".join(kinds) + " update" + (f" with state {body['state']}" if "state" in body else "")
+        try:
+            index = await conn.wait(find, what, self.timeout)
+        except TraceFailure as exc:
+            if kinds == USER_MESSAGE and "nothing within" in str(exc):
+                raise TraceFailure(f"{exc}; {self.rule('userMessageReport')}") from None
+            raise
+        if kinds == USER_MESSAGE:  # every chunk of that message is part of this one report
+            message_id = conn.notifications[index]["params"]["update"].get("messageId")
+            conn.consumed.update(
+                i
+                for i, u in _updates(conn, session_id)
+                if u.get("sessionUpdate") in kinds and u.get("messageId") == message_id
+            )
         conn.consumed.add(index)
         update = conn.notifications[index]["params"]["update"]
         for field_name, name in (body.get("save") or {}).items():
@@ -224,26 +335,102 @@ class TraceRun:
     async def do_history(self, body: dict[str, Any]) -> None:
         conn = self.conn(body["conn"])
         session_id = self.values[body["session"]]
+        await self.await_reports()
         start = len(conn.notifications)
         params = {"sessionId": session_id, "cwd": self.workdir, "mcpServers": [], "replayFrom": REPLAY_FROM_START}
         what = "session/resume with replayFrom {type: start}, to read the history"
+        where = "in the replayed history"
         try:
             await self.call(conn, M.SESSION_RESUME, params, what, skip_on=Code.INVALID_PARAMS)
-        except _SkipAnswer as refused:
-            raise TraceSkipped(
-                f"needs replay: the Agent answered {what} with error {refused.error['code']}"
-                f" {str(refused.error.get('message'))[:120]!r}, so it replays no history"
-            ) from None
+        except (_SkipAnswer, TraceSkipped) as refused:
+            if self.born.get(session_id) is not conn:  # this connection did not see every report live
+                if isinstance(refused, TraceSkipped):
+                    raise
+                raise TraceSkipped(
+                    f"needs replay: the Agent answered {what} with error {refused.error['code']}"
+                    f" {str(refused.error.get('message'))[:120]!r}, so it replays no history"
+                ) from None
+            # The Agent must report every inserted message live, so the connection that created the session saw
+            # them all: count those instead of a replay.
+            start, where = 0, "reported live (the Agent replays no history)"
         ids: list[Any] = []
         for _, update in _updates(conn, session_id, start):
-            if update.get("sessionUpdate") == "user_message" and update.get("messageId") not in ids:
+            if update.get("sessionUpdate") in USER_MESSAGE and update.get("messageId") not in ids:
                 ids.append(update.get("messageId"))
         conn.consumed.update(range(start, len(conn.notifications)))
         if len(ids) != body["userMessages"]:
             found = f": {', '.join(map(repr, ids))}" if ids else ""
+            raise TraceFailure(f"expected {body['userMessages']} user message(s) {where}, found {len(ids)}{found}")
+
+    async def do_noSecondRound(self, body: dict[str, Any]) -> None:
+        """A retry answered with a recorded messageId starts no new turn: no `running`, no agent output after it."""
+        conn, session_id, name = self.conn(body["conn"]), self.values[body["session"]], body["request"]
+        start = self.sent_at[name]
+
+        # The foreground state when the retry was sent: work still running then may go on and speak; only work
+        # that starts (idle -> running) or speaks while the session is idle after it is a second round.
+        states = [
+            u.get("state")
+            for i, u in _updates(conn, session_id)
+            if i < start and u.get("sessionUpdate") == "state_update"
+        ]
+        at_send = states[-1] if states else "idle"
+
+        def second() -> str | None:
+            state = at_send
+            for _, update in _updates(conn, session_id, start):
+                kind = update.get("sessionUpdate")
+                if kind == "state_update":
+                    if update.get("state") == "running" and state != "running":
+                        return "reported state running"
+                    state = update.get("state")
+                elif kind in WORK_OUTPUT and state != "running":
+                    return f"reported a new {kind} ({update.get('messageId')!r}) while no work was running"
+            return None
+
+        wrong = await conn.settle(second, SETTLE, self.timeout)
+        if wrong is not None:
             raise TraceFailure(
-                f"expected {body['userMessages']} user message(s) in the replayed history, found {len(ids)}{found}"
+                f"after {name}, a retry of a message already inserted, the Agent {wrong}: it started a second round"
+                f" of work for the message; {self.rule('noSecondRound')}"
             )
+
+    async def await_reports(self) -> None:
+        """Every messageId a prompt was answered with must be reported as a user message on some connection."""
+
+        def missing() -> str | None:
+            reported = {
+                update.get("messageId")
+                for conn in [*self.closed, *self.conns.values()]
+                for _, update in _all_updates(conn)
+                if update.get("sessionUpdate") in USER_MESSAGE
+            }
+            return next((m for m in self.answered if m not in reported), None)
+
+        while (message_id := missing()) is not None:
+            name = self.answered[message_id]
+            conn = self.requests[name][0]
+            failure = TraceFailure(
+                f"the Agent answered {name} with messageId {message_id!r} and reported no user_message or"
+                f" user_message_chunk update with it; {self.rule('userMessageReport')}"
+            )
+            if not any(open_conn is conn for open_conn in self.conns.values()):
+                raise failure
+            try:
+                await conn.wait(lambda: None if missing() == message_id else True, "", self.timeout)
+            except TraceFailure:
+                if conn.problem is not None:
+                    raise
+                raise failure from None
+
+    def rule(self, name: str) -> str:
+        """A rule of the traces document, quoted with where it comes from."""
+        rule = self.rules.get(name) or {}
+        return f'{rule.get("source", "the protocol")} says: "{rule.get("text", "")}"'
+
+    async def do_conclude(self, _body: Any) -> None:
+        """What is checked after the last step of every trace: every answered message was reported."""
+        await self.await_reports()
 
     async def finish(self) -> str | None:
         for conn in list(self.conns.values()):
@@ -269,6 +456,13 @@ def _updates(conn: Connection, session_id: Any, start: int = 0) -> Iterator[tupl
     for i in range(start, len(conn.notifications)):
         note = conn.notifications[i]
         if note["method"] == M.SESSION_UPDATE and note["params"]["sessionId"] == session_id:
+            yield i, note["params"]["update"]
+
+
+def _all_updates(conn: Connection) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, update) of every session/update on the connection, whatever the session."""
+    for i, note in enumerate(conn.notifications):
+        if note["method"] == M.SESSION_UPDATE:
             yield i, note["params"]["update"]
 
 
