@@ -36,6 +36,24 @@ def test_an_sdk_announces_its_own_requests():
     assert isinstance(error, ErrorResponse) and error.method is None
 
 
+def test_an_announced_method_this_version_lacks_gets_its_answer_as_sent():
+    """A Client may send a method newer than this package (or v1's `authenticate`): its answer is matched, kept."""
+    from acp_v2_schema.protocol import METHOD_NAMES
+
+    lacking = "authenticate"
+    assert lacking not in METHOD_NAMES
+    for path in ("one-pass", "step by step"):
+        reader = MessageReader()
+        reader.expect(1, lacking)
+        line = _line(id=1, result={"x": 1}) if path == "one-pass" else _line(id=1, result={"x": 1}, extra=[1])
+        [response] = reader.read_line(line)
+        assert isinstance(response, Response) and response.method == lacking and response.result == {"x": 1}
+    reader = MessageReader()
+    reader.expect(2, lacking)
+    [error] = reader.read_line(_line(id=2, error={"code": -32603, "message": "m"}))
+    assert isinstance(error, ErrorResponse) and error.method == lacking
+
+
 def test_extensions_keep_their_values_and_their_answers_are_matched():
     reader = MessageReader()
     [request] = reader.read_line(_line(id=7, method="_zed.dev/workspace/buffers", params={"any": ["thing"]}))

@@ -555,10 +555,12 @@ _ANSWERS = _Answers()
 
 def _answer_validator(method: str, error: bool) -> Any:
     """The one-pass validator of a response to `method` (with an error, or with its result), built on first use;
-    None where the careful path reads the response (an extension's, or a method without a result type)."""
-    if method.startswith(EXTENSION_PREFIX):
-        return None  # an extension's answer is kept as sent
-    result_type = None if error else ROUTES[(method, "request")].result
+    None where the careful path reads the response (an extension's, a method without a result type, or one this
+    version does not have, whose result is kept as sent)."""
+    route = ROUTES.get((method, "request"))
+    if method.startswith(EXTENSION_PREFIX) or route is None:
+        return None  # an extension's answer, or one to a method this version lacks, is read step by step
+    result_type = None if error else route.result
     if result_type is None and not error:
         return None
     validator = (_ERRORS if error else _RESULTS)[method] = _answer(method, result_type)
@@ -958,7 +960,10 @@ class MessageReader:
         # Both sides number their own requests, so one id may be pending twice: the first method it fits wins.
         failures: list[tuple[str, tuple[str, ...]]] = []
         for method in candidates:
-            result_type = ROUTES[(method, "request")].result
+            route = ROUTES.get(
+                (method, "request")
+            )  # None: a method this version lacks, announced by expect()
+            result_type = route.result if route is not None else None
             if result_type is None:
                 candidates.remove(method)
                 return Response(request_id, method, message["result"])
