@@ -41,7 +41,7 @@ from .keys import (
     prompt_fingerprint,
     validate_session_id,
 )
-from .store import INSERTED, ClaimResult, LedgerStore, Write, commit_deadline
+from .store import INSERTED, ClaimResult, LedgerStore, Write, run_with_deadline
 
 T = TypeVar("T")
 ClaimRecord = Callable[..., ClaimResult]
@@ -276,8 +276,7 @@ class KeyLedger:
         message_id = derived or self._new_message_id()
         call = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
         try:
-            # asyncio.wait, not wait_for: on Python 3.11 wait_for can drop a cancel that arrives as the call ends.
-            await asyncio.wait((call,), timeout=self._bound)
+            await _wait_done(call, self._bound)
         except asyncio.CancelledError:
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             raise
@@ -679,7 +678,7 @@ class KeyLedger:
         # The transaction must send COMMIT within 0.6 of the bound and the server commit within 0.3 of it after the
         # transaction began, so a commit always lands before the ledger stops waiting (0.9 < 1).
         at = time.monotonic() + 0.6 * bound
-        return loop.run_in_executor(None, _with_deadline, function, args, at, 0.3 * bound, bound)
+        return loop.run_in_executor(None, run_with_deadline, function, args, at, 0.3 * bound, bound)
 
     async def _call(
         self,
@@ -709,8 +708,7 @@ class KeyLedger:
                 future.add_done_callback(lambda done: _late(done, late))
                 raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
             try:
-                # asyncio.wait, not wait_for: on Python 3.11 wait_for can drop a cancel that arrives as the call ends.
-                await asyncio.wait((future,), timeout=None if deadline is None else deadline - loop.time())
+                await _wait_done(future, None if deadline is None else deadline - loop.time())
             except asyncio.CancelledError:
                 cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
         if cancelled and not final:
@@ -718,14 +716,33 @@ class KeyLedger:
         return future.result()
 
 
+async def _wait_done(future: asyncio.Future[Any], timeout: float | None) -> None:
+    """Wait until `future` is done or `timeout` seconds pass, never cancelling it; a cancel of the caller raises.
+
+    Not asyncio.wait_for, which on Python 3.11 can drop a cancel that arrives as the future ends (the caller would
+    go on as if never cancelled), and not asyncio.wait, which costs a store call's worth of bookkeeping."""
+    if future.done():
+        return
+    loop = asyncio.get_running_loop()
+    waiter = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    future.add_done_callback(wake)
+    timer = None if timeout is None else loop.call_later(max(timeout, 0.0), wake)
+    try:
+        await waiter
+    finally:
+        if timer is not None:
+            timer.cancel()
+        future.remove_done_callback(wake)
+
+
 def _quietly(function: Callable[..., Any], *args: Any) -> None:
     with contextlib.suppress(Exception):  # nobody waits for it: a failure leaves the lease to run out
         function(*args)
-
-
-def _with_deadline(function: Callable[..., T], args: tuple[Any, ...], at: float, guard: float, bound: float) -> T:
-    with commit_deadline(at, guard, bound):
-        return function(*args)
 
 
 def _late(done: asyncio.Future[Any], late: Callable[[Any], None] | None) -> None:

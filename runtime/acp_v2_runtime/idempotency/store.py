@@ -56,6 +56,18 @@ def commit_deadline(at: float | None, guard_seconds: float | None, bound: float)
         _DEADLINE.at = None
 
 
+def run_with_deadline(
+    function: Callable[..., Any], args: tuple[Any, ...], at: float, guard: float, bound: float
+) -> Any:
+    """`function(*args)` inside `commit_deadline(at, guard, bound)`, without a generator's cost (a store call's)."""
+    local = _DEADLINE
+    local.at, local.guard, local.bound = at, guard, bound
+    try:
+        return function(*args)
+    finally:
+        local.at = None
+
+
 def check_deadline() -> float | None:
     """Raise StoreUnavailable if this thread's commit deadline has passed; else the server guard (or None)."""
     at = getattr(_DEADLINE, "at", None)
