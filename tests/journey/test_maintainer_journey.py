@@ -49,6 +49,13 @@ SPEC_READERS = (
 )
 FINAL_READERS = (
     "tests/upstream/test_method_workflow.py",
+    # what reads the envelopes' order, the reader's routes and the wire names a new method brings
+    "tests/pipeline/test_reader.py",
+    "tests/pipeline/test_wire_names.py",
+    "tests/pipeline/test_salvage_bounds.py",
+    "tests/pipeline/test_schema_compare.py",
+    "tests/faults/test_bad_spec_files.py",
+    "runtime/tests/test_conformance.py",
     "tests/diff/test_properties.py",
     "runtime/tests/test_client_vectors.py",
     "runtime/tests/test_key_vectors.py",
