@@ -403,3 +403,30 @@ def test_lease_must_be_a_positive_finite_number(tmp_path, lease):
 
 def test_lease_parser_accepts_a_fraction():
     assert reference_agent._seconds("0.25") == 0.25
+
+
+def test_a_cancel_read_right_behind_its_prompt_withdraws_it(agent):
+    """A `$/cancel_request` read in the same chunk as its prompt, before the prompt's task ran, still withdraws it."""
+    session_id = start_session(agent)
+    hold = {"_meta": {reference_agent.HOOKS_KEY: {"holdInsert": True}}}
+    params = {"sessionId": session_id, "prompt": PROMPT, "idempotencyKey": "k-early", **hold}
+    agent.send(
+        line(id="p", method="session/prompt", params=params)
+        + b"\n"
+        + line(method="$/cancel_request", params={"requestId": "p"})
+    )  # one write: the Agent reads both lines before the prompt's task first runs
+    while True:
+        message = agent.next_message(timeout=30)
+        assert isinstance(message, dict), message
+        if message.get("id") == "p":
+            break
+        assert message.get("params", {}).get("update", {}).get("sessionUpdate") != "user_message", message
+    assert message["error"]["code"] == Code.REQUEST_CANCELLED, message
+    # Nothing was inserted: the key is unused, and the retry inserts the message now.
+    retry = {"sessionId": session_id, "prompt": PROMPT, "idempotencyKey": "k-early"}
+    answer = agent.call("session/prompt", retry, "r")
+    inserted = answer["result"]["messageId"]
+    while not any(
+        m.get("params", {}).get("update", {}).get("messageId") == inserted for m in agent.seen if isinstance(m, dict)
+    ):
+        assert agent.next_message(timeout=30) is not None
