@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import select
 import threading
+import time
 
 import pytest
 
@@ -196,6 +198,29 @@ def test_the_postgresql_store_prepares_its_statement_again_on_a_new_connection(p
         second = store.claim_record(session_id, key_digest("b"), "msg_b", None, None)
         assert first.state == second.state == "claimed"
         assert store.claim_record(session_id, key_digest("a"), "msg_c", None, None).message_id == "msg_a"
+    finally:
+        store.close()
+
+
+def test_the_postgresql_store_replaces_a_connection_the_server_ended(pg_dsn, session_id):
+    """After a server restart every idle connection is dead; the next call opens a new one instead of failing."""
+    import psycopg
+
+    from acp_v2_runtime.idempotency.postgres import PostgresStore
+
+    store = PostgresStore(pg_dsn)
+    try:
+        assert store.claim_record(session_id, key_digest("a"), "msg_a", None, None).state == "claimed"
+        backend = store.connection().info.backend_pid
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:  # what a restart does to this one connection
+            assert admin.execute("SELECT pg_terminate_backend(%s)", (backend,)).fetchone() == (True,)
+        socket = store.connection().pgconn.socket
+        for _ in range(100):  # the farewell reaches the socket a moment after the backend ends (read nothing yet)
+            if select.select([socket], [], [], 0)[0]:
+                break
+            time.sleep(0.05)
+        assert store.claim_record(session_id, key_digest("b"), "msg_b", None, None).state == "claimed"
+        assert store.connection().info.backend_pid != backend
     finally:
         store.close()
 

@@ -123,6 +123,8 @@ class PostgresStore(SqlStore):
     def connection(self) -> Any:
         """This thread's connection (autocommit; transactions are explicit)."""
         conn = getattr(self._local, "conn", None)
+        if conn is not None and not conn.closed and self._dropped(conn):
+            conn.close()  # the server ended it (a restart): a new one now, rather than a failed call first
         if conn is None or conn.closed:
             conn = self._psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._connect_timeout)
             conn.execute(
@@ -134,6 +136,21 @@ class PostgresStore(SqlStore):
             with self._all_lock:
                 self._all.append(conn)
         return conn
+
+    def _dropped(self, conn: Any) -> bool:
+        """Whether the server has closed this idle connection: its socket has something to read though nothing was
+        asked (a restarted server's farewell, or the end of the stream). A zero-time poll, no round trip."""
+        pgconn = conn.pgconn
+        if pgconn.transaction_status != self._pq.TransactionStatus.IDLE:
+            return False  # in use: its own call reports what happened
+        try:
+            readable, _, _ = select.select([pgconn.socket], [], [], 0)
+            if not readable:
+                return False
+            pgconn.consume_input()  # a notice leaves it usable; a closed stream or a fatal message does not
+        except Exception:
+            return True
+        return bool(pgconn.status != self._pq.ConnStatus.OK)
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
