@@ -120,6 +120,9 @@ class Agent:
         message_id = await self.ledger.submit(session_id, key, rid, prompt=prompt, prepare=hook, write=insert)  # key
         if message_id.inserted:  # key: a retry, or an attempt that joined another, starts nothing new
             self.update(session_id, {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt})
+            # Its turn does no work, but the lifecycle still has it start and end (a Client waits for idle).
+            self.update(session_id, {"sessionUpdate": "state_update", "state": "running"})
+            self.update(session_id, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
         return {"messageId": message_id}
 
     def notification(self, method: str, params: dict[str, Any]) -> None:
