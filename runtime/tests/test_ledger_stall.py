@@ -253,7 +253,9 @@ def test_a_frozen_server_gets_bounded_answers_and_commits_nothing_late(place_fac
     info = psycopg.conninfo.conninfo_to_dict(place.where)
     proxy = FreezingProxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432)))
     relayed = psycopg.conninfo.make_conninfo(place.where, host="127.0.0.1", port=proxy.port)
-    store = PostgresStore(relayed, setup=lambda c: c.execute(MESSAGES), **SHORT_PG, answer_timeout_seconds=2.0)
+    # The ledger's bound under libpq's connect timeout (whole seconds, at least 2): a worker thread that has to
+    # connect through the frozen relay would otherwise race the bound with psycopg's ConnectionTimeout.
+    store = PostgresStore(relayed, setup=lambda c: c.execute(MESSAGES), **SHORT_PG, answer_timeout_seconds=1.0)
     ledger = KeyLedger(store)
     sid = place.session()
     held_now = never = None
@@ -268,19 +270,25 @@ def test_a_frozen_server_gets_bounded_answers_and_commits_nothing_late(place_fac
         holding = asyncio.ensure_future(ledger.submit(sid, "h", 1, prompt=PROMPT, prepare=held, write=place.write))
         await held_now.wait()
         proxy.frozen.set()
-        started = time.monotonic()
-        assert ledger.cancel(1)
-        with contextlib.suppress(Cancelled):
-            await holding
-        cancelled_in = time.monotonic() - started
-        started = time.monotonic()
+        failure: BaseException | None = None
         try:
-            await ledger.submit(sid, "k", 2, prompt=PROMPT, write=place.write)
-        except StoreUnavailable as exc:
-            failure = exc
-        answered_in = time.monotonic() - started
-        await asyncio.sleep(3.0)  # the freeze outlasts the bound
-        proxy.frozen.clear()
+            started = time.monotonic()
+            cancel_taken = ledger.cancel(1)
+            with contextlib.suppress(Cancelled):
+                await holding
+            cancelled_in = time.monotonic() - started
+            started = time.monotonic()
+            try:
+                await ledger.submit(sid, "k", 2, prompt=PROMPT, write=place.write)
+            except Exception as exc:  # checked below: StoreUnavailable is what the bound must give
+                failure = exc
+            answered_in = time.monotonic() - started
+            await asyncio.sleep(3.0)  # the freeze outlasts the bound
+        finally:
+            # Thawed whatever happened above: a store thread still waiting on the relay would otherwise hold the
+            # event loop's shutdown (it waits for its executor) for good, and the test would hang, not fail.
+            proxy.frozen.clear()
+        assert cancel_taken
         await asyncio.sleep(3.0)  # the abandoned transaction ends meanwhile, refused at COMMIT
         again = await ledger.submit(sid, "k", 3, prompt=PROMPT, write=place.write)
         return holding.exception(), cancelled_in, failure, answered_in, again
@@ -291,6 +299,7 @@ def test_a_frozen_server_gets_bounded_answers_and_commits_nothing_late(place_fac
         store.close()
         proxy.close()
     assert isinstance(outcome, Cancelled) and cancelled_in < 2.0
+    assert isinstance(failure, StoreUnavailable), repr(failure)
     assert failure.code == StoreUnavailable(1).code and answered_in < 2.0 * SLACK
     assert again.inserted
     assert place.messages() == 1
