@@ -131,7 +131,12 @@ class PostgresStore(SqlStore):
                 "SELECT set_config('statement_timeout', %s, false), set_config('lock_timeout', %s, false)",
                 self._timeouts,
             )
+            farewell: list[str] = []  # the server's FATAL notices on this connection: it is about to close it
+            conn.add_notice_handler(
+                lambda d: farewell.append(d.sqlstate or "") if d.severity_nonlocalized == "FATAL" else None
+            )
             self._local.conn = conn
+            self._local.farewell = farewell
             self._local.prepared = None  # the connection `claim_record`'s statement is prepared on
             with self._all_lock:
                 self._all.append(conn)
@@ -139,7 +144,11 @@ class PostgresStore(SqlStore):
 
     def _dropped(self, conn: Any) -> bool:
         """Whether the server has closed this idle connection: its socket has something to read though nothing was
-        asked (a restarted server's farewell, or the end of the stream). A zero-time poll, no round trip."""
+        asked (a restarted server's farewell, or the end of the stream). A zero-time poll, no round trip.
+
+        The farewell is a FATAL error sent while the connection is idle, which libpq hands to the notice handlers
+        once the input is parsed (`is_busy`); the end of the stream may only be read later (under load, after the
+        next query was sent), so the farewell alone decides."""
         pgconn = conn.pgconn
         if pgconn.transaction_status != self._pq.TransactionStatus.IDLE:
             return False  # in use: its own call reports what happened
@@ -147,10 +156,11 @@ class PostgresStore(SqlStore):
             readable, _, _ = select.select([pgconn.socket], [], [], 0)
             if not readable:
                 return False
-            pgconn.consume_input()  # a notice leaves it usable; a closed stream or a fatal message does not
+            pgconn.consume_input()  # reads what arrived; a closed stream raises
+            pgconn.is_busy()  # parses it: a FATAL notice reaches the farewell list, a NOTICE leaves it usable
         except Exception:
             return True
-        return bool(pgconn.status != self._pq.ConnStatus.OK)
+        return bool(pgconn.status != self._pq.ConnStatus.OK or self._local.farewell)
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
