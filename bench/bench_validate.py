@@ -14,8 +14,10 @@ repeated with fresh request ids so that each response still answers the request 
    interpreter that imports the models, reads the pre-routed file and calls `validate_json` on each payload;
    each child's CPU time (user + system), rounds interleaved.
 3. In process, against a floor that does the same work (goal: ours >= 0.85): one pydantic model per (method, kind)
-   for the whole JSON-RPC message, envelope and params (or result, or error), built outside the timing, and its
-   `validate_json` on the very line texts ours reads. Line 1's payload-only floor stays printed, without a goal.
+   for the whole JSON-RPC message, envelope and params (or result, or error), its members typed as the spec's
+   envelopes type them (the id a `RequestId`, or in an error response a `RequestId` or null), built outside the
+   timing, and its `validate_json` on the very line texts ours reads. Line 1's payload-only floor stays printed,
+   without a goal.
 4. Keyed against unkeyed streams (issue 35; goal: at most 1.5x per line): `validate_lines` over a stream of
    prompts, their answers and tool-call updates, every prompt with its own idempotency key, against the same
    stream without keys (300,000 lines each, more keys than the default window holds); CPU time, interleaved.
@@ -154,8 +156,10 @@ def _envelope_models(lines: list[str], routed: list[tuple[str, str] | None]) -> 
     from typing import Literal
 
     from acp_v2_schema import models
+    from acp_v2_schema.reader import ID_TYPE
     from pydantic import TypeAdapter, create_model
 
+    request_id = getattr(models, ID_TYPE)
     made: dict[tuple[str, ...], Any] = {}
 
     def model(form: tuple[str, ...]) -> Any:
@@ -164,8 +168,12 @@ def _envelope_models(lines: list[str], routed: list[tuple[str, str] | None]) -> 
             kind, method, name = form
             payload = Any if name == "-" else getattr(models, name)
             fields: dict[str, Any] = {"jsonrpc": (Literal["2.0"], ...)}
-            if kind in ("request", "response", "error"):
-                fields["id"] = (int | str, ...)
+            # the id as the spec's envelopes type it: a request id (an integer in the id type's range, or a
+            # string), and in an error response a request id or null
+            if kind in ("request", "response"):
+                fields["id"] = (request_id, ...)
+            elif kind == "error":
+                fields["id"] = (request_id | None, ...)
             if kind in ("request", "notification"):
                 fields["method"] = (Literal[method], ...)  # type: ignore[valid-type]
                 fields["params"] = (payload, ...)
