@@ -124,8 +124,19 @@ class Snapshot:
             for key, m in self.methods.items()
         }
         types = published({"$defs": self.types})["$defs"]
+        # The accepted breaks and the release go along: before the first release the baseline is a published
+        # schema, and a break the spec accepts must pass that gate too.
         return Snapshot(
-            self.label, SCHEMA, methods, types, self.origins, self.files, self.prefix, unstable=self.unstable
+            self.label,
+            SCHEMA,
+            methods,
+            types,
+            self.origins,
+            self.files,
+            self.prefix,
+            accepted=self.accepted,
+            version=self.version,
+            unstable=self.unstable,
         )
 
 
