@@ -214,6 +214,54 @@ def _rename_our_type(copy: Copy) -> None:
             path.write_text(re.sub(rf"\b{old}\b", new, text), encoding="utf-8")
 
 
+def _rename_a_published_type(copy: Copy) -> str:
+    """Rename a stable type ACP publishes, before the first release: the audit prints the two listing lines to
+    paste, and the compat gate, whose baseline is ACP's published stable schema, names the break to accept.
+
+    The type is chosen from the data: stable here and in the published stable schema, no method's params or result,
+    and named in no code of the repository (a rename there is the maintainer's to make as well)."""
+    ours = json.loads((copy.root / "generated" / "schema" / "schema.json").read_text(encoding="utf-8"))["$defs"]
+    cached = sorted((copy.root / ".cache" / "compat").glob("*/schema.json"))
+    assert cached, "the compat gate's published schema is not in the copy's cache"
+    published = json.loads(cached[-1].read_text(encoding="utf-8"))["$defs"]
+    roles = {m.get(role) for m in _methods(copy).values() for role in ("params", "result")}
+    code = "\n".join(
+        p.read_text(encoding="utf-8")
+        for folder in ("generator", "runtime", "tests", "bench")
+        for p in (copy.root / folder).rglob("*.py")
+    )
+    listing = (copy.spec / "upstream-differences.yaml").read_text(encoding="utf-8")
+    old = next(
+        (
+            name
+            for name in sorted(set(ours) & set(published))
+            if name not in roles and not re.search(rf"\b{name}\b", code) and not re.search(rf"\b{name}\b", listing)
+        ),
+        None,
+    )
+    if old is None:
+        pytest.skip("every stable published type is named in code or in the listing")
+    new = f"Renamed{old}"
+    for path in copy.spec.rglob("*.yaml"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(rf"\b{old}\b", text):
+            path.write_text(re.sub(rf"\b{old}\b", new, text), encoding="utf-8")
+    copy.generator("generate")
+    audit = copy.generator("audit", expect=1)
+    unlisted = [line.removeprefix("NOT LISTED").strip() for line in audit.stdout.splitlines() if line[:3] == "NOT"]
+    assert len(unlisted) == 2 and all(old in line or new in line for line in unlisted), audit.stdout
+    reason = f"{old} is called {new} here; the wire is the same."
+    pasted = "".join(f"  - difference: {json.dumps(line)}\n    reason: {reason}\n" for line in unlisted)
+    copy.edit("spec/upstream-differences.yaml", lambda text: text.rstrip("\n") + "\n" + pasted)
+    copy.generator("generate")
+    gate = copy.generator("diff", expect=1)
+    assert f"breaking[type-removed]: {old}: type removed" in gate.stdout, gate.stdout + gate.stderr
+    assert f'subject: "{old}"' in gate.stderr, gate.stderr  # the entry to add, printed by the failing gate
+    entry = f"  - rule: type-removed\n    subject: {old}\n    version: 0.1.0\n    reason: {reason}\n"
+    copy.edit("spec/accepted-breaks.yaml", lambda text: text.replace("accepted: []", "accepted:") + entry)
+    return f"{old} -> {new}"
+
+
 def _accept_a_break(copy: Copy, version: str) -> None:
     """A stable method's class made less forgiving: the gate fails, prints the entry, and the entry is added."""
     method, old, new = _change_a_class(copy, stable=True)
@@ -246,6 +294,10 @@ def test_a_maintainers_ordinary_changes_keep_every_check_green(tmp_path: Path) -
     started = time.perf_counter()
     _rename_our_type(copy)
     _gates(copy, "a type renamed (its upstream listing too)", started)
+
+    started = time.perf_counter()
+    renamed = _rename_a_published_type(copy)
+    _gates(copy, f"a stable published type renamed ({renamed}): listed, and its break accepted", started)
 
     started = time.perf_counter()
     copy.git("tag", "v0.1.0")
