@@ -41,7 +41,7 @@ from .keys import (
     prompt_fingerprint,
     validate_session_id,
 )
-from .store import INSERTED, ClaimResult, LedgerStore, Write, run_with_deadline
+from .store import INSERTED, ClaimResult, CommitGate, LedgerStore, Write, run_gated
 
 T = TypeVar("T")
 ClaimRecord = Callable[..., ClaimResult]
@@ -132,7 +132,9 @@ class KeyLedger:
     PostgreSQL) run in a worker thread; `threaded=False` runs them on the event loop instead, for an application
     whose other writes to the same database already do. `store_timeout_seconds` bounds the wait for one store call
     (by default the store's `answer_timeout_seconds`): past it the attempt is answered -32603 (StoreUnavailable),
-    and nothing its call was doing commits. The ledger's `repr`, its errors and its logs never contain a key.
+    and nothing its call was doing commits. The bound holds for everything except a COMMIT already sent when it
+    passes: that outcome is unknown, so the attempt waits for it (the messageId if it commits, its error if not).
+    The ledger's `repr`, its errors and its logs never contain a key.
     """
 
     def __init__(
@@ -274,9 +276,11 @@ class KeyLedger:
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
         message_id = derived or self._new_message_id()
-        call = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
+        call, gate = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
         try:
             await _wait_done(call, self._bound)
+            if gate is not None and not call.done() and not gate.give_up():
+                await _wait_done(call, None)  # its COMMIT was sent: the answer is that COMMIT's outcome
         except asyncio.CancelledError:
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             raise
@@ -669,16 +673,18 @@ class KeyLedger:
                 return
             pending.fresh_until = asked + lease / 2
 
-    def _start_call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """Start a store call in a worker thread, with the commit deadline that the wait's bound sets (if any)."""
+    def _start_call(self, function: Callable[..., T], *args: Any) -> tuple[asyncio.Future[T], CommitGate | None]:
+        """Start a store call in a worker thread; with a bound, also the gate its COMMIT must pass (see CommitGate),
+        which the waiter gives up on once the bound has passed."""
         loop = asyncio.get_running_loop()
         bound = self._bound
         if bound is None:
-            return loop.run_in_executor(None, function, *args)
+            return loop.run_in_executor(None, function, *args), None
         # The transaction must send COMMIT within 0.6 of the bound and the server commit within 0.3 of it after the
-        # transaction began, so a commit always lands before the ledger stops waiting (0.9 < 1).
-        at = time.monotonic() + 0.6 * bound
-        return loop.run_in_executor(None, run_with_deadline, function, args, at, 0.3 * bound, bound)
+        # transaction began, so a commit normally lands before the ledger stops waiting (0.9 < 1); one that does
+        # not is waited for (the gate), as its outcome is unknown.
+        gate = CommitGate(time.monotonic() + 0.6 * bound, 0.3 * bound, bound)
+        return loop.run_in_executor(None, run_gated, gate, function, args), gate
 
     async def _call(
         self,
@@ -693,20 +699,25 @@ class KeyLedger:
         once the message may be in, the attempts must get its messageId, never -32800.
 
         The wait is bounded (`store_timeout_seconds`): past it, StoreUnavailable (-32603) is raised and the call is
-        left to end on its own. A transaction of it that is still under way then commits nothing (the store checks
-        the deadline set here before COMMIT), and `late`, if given, gets the result of a call that ends after all.
+        left to end on its own. A transaction of it that is still under way then commits nothing (its COMMIT must
+        pass the gate made here, which this side gives up on), and `late`, if given, gets the result of a call that
+        ends after all. The one exception: a COMMIT sent before the bound passed may still succeed, so then this
+        waits for the call's result, however long it takes, rather than answer an error that may be untrue.
         """
         if not self._threaded:
             return function(*args)
         loop = asyncio.get_running_loop()
         bound = self._bound
-        future = self._start_call(function, *args)
+        future, gate = self._start_call(function, *args)
         deadline = None if bound is None else loop.time() + bound
         cancelled = False
         while not future.done():
             if deadline is not None and loop.time() >= deadline:
-                future.add_done_callback(lambda done: _late(done, late))
-                raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
+                assert gate is not None  # a deadline means a bound, and a bound a gate
+                if gate.give_up():
+                    future.add_done_callback(lambda done: _late(done, late))
+                    raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
+                deadline = None  # its COMMIT was sent: the answer is that COMMIT's outcome
             try:
                 await _wait_done(future, None if deadline is None else deadline - loop.time())
             except asyncio.CancelledError:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, check_deadline
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, begin_commit
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -69,7 +69,7 @@ class PostgresStore(SqlStore):
     `lock_timeout_seconds` (the server's, set on each connection) end a stalled call with an error, its transaction
     rolled back. A server that stops answering altogether enforces nothing, so the ledger also stops waiting after
     `answer_timeout_seconds` (connect and statement timeouts and a margin, unless given) and answers -32603; the
-    transaction it left is then refused at COMMIT (see `store.commit_deadline`).
+    transaction it left is then refused at COMMIT (see `store.CommitGate`).
     """
 
     PH = "%s"
@@ -186,7 +186,7 @@ class PostgresStore(SqlStore):
             self._rollback(conn)
             raise self._psycopg.errors.InFailedSqlTransaction("the transaction failed, so it was rolled back")
         try:
-            guard = check_deadline()  # the ledger stopped waiting for this call: it must not commit now
+            guard = begin_commit()  # raises if the ledger stopped waiting for this call; else it waits for COMMIT
             if guard is None:
                 self._check(pgconn.exec_(b"COMMIT"), conn)
                 return
