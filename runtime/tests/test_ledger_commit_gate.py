@@ -16,12 +16,14 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
+import types
 import uuid
 from typing import Any
 
 import pytest
 from ledger_places import MESSAGES, Place, place_factory  # noqa: F401  (a fixture)
 
+from acp_v2_runtime import reference_agent
 from acp_v2_runtime.idempotency import KeyLedger, SQLiteStore
 from acp_v2_runtime.idempotency import postgres as postgres_store
 from acp_v2_runtime.idempotency.keys import StoreUnavailable
@@ -149,6 +151,43 @@ def test_a_sqlite_commit_that_outlasts_the_bound_is_waited_for(sqlite_place, wit
     else:
         assert isinstance(outcome, sqlite3.OperationalError), repr(outcome)
         assert again.inserted  # the key was left unused
+    assert sqlite_place.messages() == 1
+
+
+@ON_SQLITE
+def test_a_reference_agent_write_whose_commit_outlasts_the_bound_is_waited_for(sqlite_place, monkeypatch):
+    """The Agent's own bounded writes (`Agent.stored`, used on a database server) wait for a COMMIT sent before
+    their bound passed. The write runs on a SQLite store with a held COMMIT: the gate belongs to the worker thread,
+    whatever the store."""
+    monkeypatch.setattr(reference_agent, "STORE_WAIT_SECONDS", BOUND)
+    agent = types.SimpleNamespace(remote=True)  # `stored` reads only whether the database is a server
+
+    def attempt_with(commits: bool) -> tuple[bool, object]:
+        hold = Hold()
+        hold.fail = not commits
+        store = HeldSQLiteStore(sqlite_place.where, hold)
+        sqlite_place.opened.append(store)
+
+        def write() -> str:
+            with store.transaction() as conn:
+                hold.arm()
+                sqlite_place.write(conn, "m")
+            return "written"
+
+        async def go():
+            attempt = asyncio.ensure_future(reference_agent.Agent.stored(agent, write))
+            waited = await unanswered_past_the_bound(attempt, hold)
+            return waited, (await asyncio.gather(attempt, return_exceptions=True))[0]
+
+        return asyncio.run(go())
+
+    waited, outcome = attempt_with(commits=False)
+    assert waited, f"answered while its COMMIT was under way: {outcome!r}"
+    assert isinstance(outcome, sqlite3.OperationalError), repr(outcome)
+    assert sqlite_place.messages() == 0
+    waited, outcome = attempt_with(commits=True)
+    assert waited, f"answered while its COMMIT was under way: {outcome!r}"
+    assert outcome == "written"
     assert sqlite_place.messages() == 1
 
 
