@@ -38,6 +38,9 @@ Write = Callable[[Any, str], None]
 DEFAULT_LEASE_SECONDS = 30.0
 
 _GATE = threading.local()
+# One lock for every gate: it is held for a few steps at most, and a lock of each gate's own would be made and freed
+# on every store call.
+_GATES_LOCK = threading.Lock()
 
 
 class CommitGate:
@@ -45,26 +48,25 @@ class CommitGate:
     (StoreUnavailable) is always true: the call commits nothing after it.
 
     The worker calls `enter` just before it sends COMMIT; the waiter calls `give_up` when its bound has passed.
-    Both hold the gate's lock, so exactly one of them wins: either the worker finds the deadline passed or the
+    Both hold the gates' lock, so exactly one of them wins: either the worker finds the deadline passed or the
     waiter gone and rolls back, or it is committing, and the waiter does not answer an error but waits for the
     call's result (a COMMIT whose outcome is unknown can succeed). The bound thus holds for everything except a
     COMMIT already sent, whose outcome the answer waits for.
     """
 
-    __slots__ = ("_abandoned", "_committing", "_lock", "at", "bound", "guard")
+    __slots__ = ("_abandoned", "_committing", "at", "bound", "guard")
 
     def __init__(self, at: float, guard: float | None, bound: float) -> None:
         self.at = at  # time.monotonic() after which the worker may no longer start a COMMIT
         self.guard = guard  # how long after its transaction began a server may commit (None: no server guard)
         self.bound = bound  # the waiter's bound, for the error's text
-        self._lock = threading.Lock()
         self._committing = False
         self._abandoned = False
 
     def enter(self) -> float | None:
         """The worker, just before COMMIT: raise StoreUnavailable if the deadline has passed or the waiter has given
         up; else note that COMMIT is being sent and return the server guard (or None)."""
-        with self._lock:
+        with _GATES_LOCK:
             if self._abandoned or time.monotonic() >= self.at:
                 raise StoreUnavailable(self.bound)
             self._committing = True
@@ -73,7 +75,7 @@ class CommitGate:
     def give_up(self) -> bool:
         """The waiter, once its bound has passed: True when it may answer -32603 (the worker will then never
         commit); False when a COMMIT was sent already, so the waiter must wait for the call's result."""
-        with self._lock:
+        with _GATES_LOCK:
             if self._committing:
                 return False
             self._abandoned = True
