@@ -65,8 +65,8 @@ from . import jsonrpc
 from .agent_db import DatabaseRefused, insert_user_message, is_url, open_store, redacted, sql
 from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
+from .idempotency.calls import CommitGate, run_gated
 from .idempotency.keys import InvalidKey, KeyReused, validate_key
-from .idempotency.store import CommitGate, run_gated
 
 T = TypeVar("T")
 PROTOCOL_VERSION = 2

@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .calls import begin_commit
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, begin_commit
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -69,7 +70,7 @@ class PostgresStore(SqlStore):
     `lock_timeout_seconds` (the server's, set on each connection) end a stalled call with an error, its transaction
     rolled back. A server that stops answering altogether enforces nothing, so the ledger also stops waiting after
     `answer_timeout_seconds` (connect and statement timeouts and a margin, unless given) and answers -32603; the
-    transaction it left is then refused at COMMIT (see `store.CommitGate`).
+    transaction it left is then refused at COMMIT (see `calls.CommitGate`).
     """
 
     PH = "%s"

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic
 
+from .calls import begin_commit
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, begin_commit
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (

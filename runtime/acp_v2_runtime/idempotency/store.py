@@ -25,96 +25,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, Protocol
-
-from .keys import StoreUnavailable
 
 State = Literal["claimed", "recorded", "busy", "withdrawn"]
 Write = Callable[[Any, str], None]
 """Inserts the message with the given messageId; called inside the store's transaction with its connection."""
 
 DEFAULT_LEASE_SECONDS = 30.0
-
-_GATE = threading.local()
-# One lock for every gate: it is held for a few steps at most, and a lock of each gate's own would be made and freed
-# on every store call.
-_GATES_LOCK = threading.Lock()
-
-
-class CommitGate:
-    """What a store call's worker thread and the side waiting for it agree on, so that an answer of -32603
-    (StoreUnavailable) is always true: the call commits nothing after it.
-
-    The worker calls `enter` just before it sends COMMIT; the waiter calls `give_up` when its bound has passed.
-    Both hold the gates' lock, so exactly one of them wins: either the worker finds the deadline passed or the
-    waiter gone and rolls back, or it is committing, and the waiter does not answer an error but waits for the
-    call's result (a COMMIT whose outcome is unknown can succeed). The bound thus holds for everything except a
-    COMMIT already sent, whose outcome the answer waits for.
-    """
-
-    __slots__ = ("_abandoned", "_committing", "at", "bound", "guard")
-
-    def __init__(self, at: float, guard: float | None, bound: float) -> None:
-        self.at = at  # time.monotonic() after which the worker may no longer start a COMMIT
-        self.guard = guard  # how long after its transaction began a server may commit (None: no server guard)
-        self.bound = bound  # the waiter's bound, for the error's text
-        self._committing = False
-        self._abandoned = False
-
-    def enter(self) -> float | None:
-        """The worker, just before COMMIT: raise StoreUnavailable if the deadline has passed or the waiter has given
-        up; else note that COMMIT is being sent and return the server guard (or None)."""
-        with _GATES_LOCK:
-            if self._abandoned or time.monotonic() >= self.at:
-                raise StoreUnavailable(self.bound)
-            self._committing = True
-        return self.guard
-
-    def give_up(self) -> bool:
-        """The waiter, once its bound has passed: True when it may answer -32603 (the worker will then never
-        commit); False when a COMMIT was sent already, so the waiter must wait for the call's result."""
-        with _GATES_LOCK:
-            if self._committing:
-                return False
-            self._abandoned = True
-        return True
-
-
-@contextmanager
-def commit_deadline(at: float, guard_seconds: float | None, bound: float) -> Iterator[CommitGate]:
-    """Within this block (in this thread), a store transaction commits only through a new gate (`CommitGate`)
-    whose deadline is `at` (time.monotonic()); the block gives the gate, for a waiter in another thread.
-
-    A server store also makes the server refuse a commit more than `guard_seconds` after the transaction began (by
-    the server's clock), which covers a server that stalls between the check and the COMMIT's arrival.
-    """
-    gate = CommitGate(at, guard_seconds, bound)
-    _GATE.gate = gate
-    try:
-        yield gate
-    finally:
-        _GATE.gate = None
-
-
-def run_gated(gate: CommitGate, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """`function(*args)` with `gate` guarding its commits, without a generator's cost (a store call's)."""
-    local = _GATE
-    local.gate = gate
-    try:
-        return function(*args)
-    finally:
-        local.gate = None
-
-
-def begin_commit() -> float | None:
-    """What a store calls just before it sends COMMIT: passes this thread's gate (`CommitGate.enter`), if any,
-    raising StoreUnavailable when it may not commit; returns the server guard in seconds, or None."""
-    gate = getattr(_GATE, "gate", None)
-    if gate is None:
-        return None
-    return gate.enter()
 
 
 class ClaimResult(NamedTuple):
