@@ -31,9 +31,10 @@ the Client are never answered, nor are notifications. A `--db` file that exists 
 (empty, corrupted, another program's) is refused at startup with one line on stderr and exit status 2. Standard
 input may be of any kind (a regular file, /dev/null, closed): it is read to its end, then the process exits.
 Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, a database
-server's call is waited for at most STORE_WAIT_SECONDS (in a worker thread), then -32603; a failed write ends the
-request with -32603, or the turn with the `idle` state and stopReason `error`. A prompt the generated models read
-only by salvaging (ACP's lenient rules) is acted on, stored and replayed without what they set aside.
+server's call is waited for at most STORE_WAIT_SECONDS (in a worker thread), then -32603 (a COMMIT sent by then is
+waited for instead: its outcome is the answer); a failed write ends the request with -32603, or the turn with the
+`idle` state and stopReason `error`. A prompt the generated models read only by salvaging (ACP's lenient rules) is
+acted on, stored and replayed without what they set aside.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ from . import jsonrpc
 from .agent_db import DatabaseRefused, insert_user_message, is_url, open_store, redacted, sql
 from .conformance import handshake_key
 from .idempotency import KeyLedger, LedgerError
+from .idempotency.calls import CommitGate, run_gated
 from .idempotency.keys import InvalidKey, KeyReused, validate_key
-from .idempotency.store import commit_deadline
 
 T = TypeVar("T")
 PROTOCOL_VERSION = 2
@@ -329,22 +330,21 @@ class Agent:
         """The Agent's own database work (`call()`, which uses the store's connection), in bounded time.
 
         SQLite: tried again while another process holds the database lock, for at most LOCK_WAIT_SECONDS. A
-        database server: run in a worker thread, waited for at most STORE_WAIT_SECONDS. Then RpcError -32603."""
+        database server: run in a worker thread, waited for at most STORE_WAIT_SECONDS, then RpcError -32603;
+        except that a COMMIT already sent by then is waited for, as its outcome is unknown (see CommitGate)."""
         if not self.remote:
             return await self.locked(call)
         # As the ledger does: a write sends COMMIT within 0.6 of the bound and the server refuses one that lands
-        # more than 0.3 of it after its transaction began, so a write never commits after its -32603 was sent.
-        at = time.monotonic() + 0.6 * STORE_WAIT_SECONDS
-
-        def bounded() -> T:
-            with commit_deadline(at, 0.3 * STORE_WAIT_SECONDS, STORE_WAIT_SECONDS):
-                return call()
-
-        work = asyncio.ensure_future(asyncio.to_thread(bounded))
+        # more than 0.3 of it after its transaction began; the gate settles whether a write still running at the
+        # bound may commit (then its outcome is the answer) or never will (then -32603 is true).
+        gate = CommitGate(time.monotonic() + 0.6 * STORE_WAIT_SECONDS, 0.3 * STORE_WAIT_SECONDS, STORE_WAIT_SECONDS)
+        work = asyncio.ensure_future(asyncio.to_thread(run_gated, gate, call, ()))
         work.add_done_callback(lambda done: done.cancelled() or done.exception())  # a late failure is seen
         finished, _ = await asyncio.wait({work}, timeout=STORE_WAIT_SECONDS)
         if not finished:
-            raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time")
+            if gate.give_up():
+                raise RpcError(Code.INTERNAL_ERROR, "Internal error: the database did not answer in time")
+            await asyncio.wait({work})  # its COMMIT was sent: the answer is that COMMIT's outcome
         return work.result()
 
     async def keyed(self, call: Callable[[], Awaitable[T]]) -> T:

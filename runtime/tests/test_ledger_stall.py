@@ -18,10 +18,10 @@ import pytest
 from ledger_places import MESSAGES, Place, place_factory  # noqa: F401  (a fixture)
 
 from acp_v2_runtime.idempotency import Cancelled, KeyLedger
+from acp_v2_runtime.idempotency.calls import commit_deadline
 from acp_v2_runtime.idempotency.keys import StoreUnavailable
 from acp_v2_runtime.idempotency.postgres import PostgresStore
 from acp_v2_runtime.idempotency.sql import TABLE
-from acp_v2_runtime.idempotency.store import commit_deadline
 
 PROMPT = [{"type": "text", "text": "hello"}]
 SHORT = {"busy_timeout_seconds": 0.5, "statement_timeout_seconds": 0.5}

@@ -23,12 +23,11 @@ from its first store call; one that reaches the store after the withdrawal is a 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, TypeVar
 
+from .calls import StoreCalls, _late, _quietly, _wait_done
 from .keys import (
     Cancelled,
     Fingerprint,
@@ -41,9 +40,8 @@ from .keys import (
     prompt_fingerprint,
     validate_session_id,
 )
-from .store import INSERTED, ClaimResult, LedgerStore, Write, run_with_deadline
+from .store import INSERTED, ClaimResult, LedgerStore, Write
 
-T = TypeVar("T")
 ClaimRecord = Callable[..., ClaimResult]
 """A store's optional `claim_record`: claim a key and insert its message in one step."""
 Prepare = Callable[[], Awaitable[None]]
@@ -124,7 +122,7 @@ def _answered(pending: _Pending) -> bool:
     return pending.future is not None and pending.future.done()
 
 
-class KeyLedger:
+class KeyLedger(StoreCalls):
     """Records idempotency keys for sessions on top of a store (memory, SQLite or PostgreSQL).
 
     `derive_message_ids=True` makes each messageId a UUID v5 of (sessionId, key), for runtimes that keep their own
@@ -132,7 +130,9 @@ class KeyLedger:
     PostgreSQL) run in a worker thread; `threaded=False` runs them on the event loop instead, for an application
     whose other writes to the same database already do. `store_timeout_seconds` bounds the wait for one store call
     (by default the store's `answer_timeout_seconds`): past it the attempt is answered -32603 (StoreUnavailable),
-    and nothing its call was doing commits. The ledger's `repr`, its errors and its logs never contain a key.
+    and nothing its call was doing commits. The bound holds for everything except a COMMIT already sent when it
+    passes: that outcome is unknown, so the attempt waits for it (the messageId if it commits, its error if not).
+    The ledger's `repr`, its errors and its logs never contain a key.
     """
 
     def __init__(
@@ -274,9 +274,11 @@ class KeyLedger:
         self._pending[slot] = pending
         derived = derive_message_id(slot[0], key) if self.derive_message_ids else None
         message_id = derived or self._new_message_id()
-        call = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
+        call, gate = self._start_call(claim_record, slot[0], slot[1], message_id, stored, write)
         try:
             await _wait_done(call, self._bound)
+            if gate is not None and not call.done() and not gate.give_up():
+                await _wait_done(call, None)  # its COMMIT was sent: the answer is that COMMIT's outcome
         except asyncio.CancelledError:
             call.add_done_callback(lambda done: self._claimed(done, slot, pending, message_id, derived, write))
             raise
@@ -668,86 +670,3 @@ class KeyLedger:
                 pending.fresh_until = 0.0  # the claim was lost (its lease ran out and another took it)
                 return
             pending.fresh_until = asked + lease / 2
-
-    def _start_call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """Start a store call in a worker thread, with the commit deadline that the wait's bound sets (if any)."""
-        loop = asyncio.get_running_loop()
-        bound = self._bound
-        if bound is None:
-            return loop.run_in_executor(None, function, *args)
-        # The transaction must send COMMIT within 0.6 of the bound and the server commit within 0.3 of it after the
-        # transaction began, so a commit always lands before the ledger stops waiting (0.9 < 1).
-        at = time.monotonic() + 0.6 * bound
-        return loop.run_in_executor(None, run_with_deadline, function, args, at, 0.3 * bound, bound)
-
-    async def _call(
-        self,
-        function: Callable[..., T],
-        *args: Any,
-        final: bool = False,
-        late: Callable[[T], None] | None = None,
-    ) -> T:
-        """Run a store call; blocking stores run in a worker thread, and a cancel waits for that call to end.
-
-        `final` marks the call that may insert the message: a cancel that arrives during it is dropped, because
-        once the message may be in, the attempts must get its messageId, never -32800.
-
-        The wait is bounded (`store_timeout_seconds`): past it, StoreUnavailable (-32603) is raised and the call is
-        left to end on its own. A transaction of it that is still under way then commits nothing (the store checks
-        the deadline set here before COMMIT), and `late`, if given, gets the result of a call that ends after all.
-        """
-        if not self._threaded:
-            return function(*args)
-        loop = asyncio.get_running_loop()
-        bound = self._bound
-        future = self._start_call(function, *args)
-        deadline = None if bound is None else loop.time() + bound
-        cancelled = False
-        while not future.done():
-            if deadline is not None and loop.time() >= deadline:
-                future.add_done_callback(lambda done: _late(done, late))
-                raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
-            try:
-                await _wait_done(future, None if deadline is None else deadline - loop.time())
-            except asyncio.CancelledError:
-                cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
-        if cancelled and not final:
-            raise asyncio.CancelledError
-        return future.result()
-
-
-async def _wait_done(future: asyncio.Future[Any], timeout: float | None) -> None:
-    """Wait until `future` is done or `timeout` seconds pass, never cancelling it; a cancel of the caller raises.
-
-    Not asyncio.wait_for, which on Python 3.11 can drop a cancel that arrives as the future ends (the caller would
-    go on as if never cancelled), and not asyncio.wait, which costs a store call's worth of bookkeeping."""
-    if future.done():
-        return
-    loop = asyncio.get_running_loop()
-    waiter = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    future.add_done_callback(wake)
-    timer = None if timeout is None else loop.call_later(max(timeout, 0.0), wake)
-    try:
-        await waiter
-    finally:
-        if timer is not None:
-            timer.cancel()
-        future.remove_done_callback(wake)
-
-
-def _quietly(function: Callable[..., Any], *args: Any) -> None:
-    with contextlib.suppress(Exception):  # nobody waits for it: a failure leaves the lease to run out
-        function(*args)
-
-
-def _late(done: asyncio.Future[Any], late: Callable[[Any], None] | None) -> None:
-    """A store call that ended after the ledger stopped waiting: hand its result on, mark its error as seen."""
-    if done.cancelled():
-        return
-    if done.exception() is None and late is not None:
-        late(done.result())

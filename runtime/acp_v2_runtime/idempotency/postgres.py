@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .calls import begin_commit
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, check_deadline
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -69,7 +70,7 @@ class PostgresStore(SqlStore):
     `lock_timeout_seconds` (the server's, set on each connection) end a stalled call with an error, its transaction
     rolled back. A server that stops answering altogether enforces nothing, so the ledger also stops waiting after
     `answer_timeout_seconds` (connect and statement timeouts and a margin, unless given) and answers -32603; the
-    transaction it left is then refused at COMMIT (see `store.commit_deadline`).
+    transaction it left is then refused at COMMIT (see `calls.CommitGate`).
     """
 
     PH = "%s"
@@ -186,7 +187,7 @@ class PostgresStore(SqlStore):
             self._rollback(conn)
             raise self._psycopg.errors.InFailedSqlTransaction("the transaction failed, so it was rolled back")
         try:
-            guard = check_deadline()  # the ledger stopped waiting for this call: it must not commit now
+            guard = begin_commit()  # raises if the ledger stopped waiting for this call; else it waits for COMMIT
             if guard is None:
                 self._check(pgconn.exec_(b"COMMIT"), conn)
                 return

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic
 
+from .calls import begin_commit
 from .sql import TABLE, WITHDRAWALS_COLUMN, SqlStore
-from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write, check_deadline
+from .store import DEFAULT_LEASE_SECONDS, INSERTED, ClaimResult, Write
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -118,13 +119,18 @@ class SQLiteStore(SqlStore):
         local.until = monotonic() + self.statement_timeout_seconds
         try:
             yield conn
-            check_deadline()  # the ledger stopped waiting for this call: it must not commit now
+            begin_commit()  # raises if the ledger stopped waiting for this call; else it waits for the COMMIT
         except BaseException:
             local.until = None
             conn.execute("ROLLBACK")
             raise
         local.until = None
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # a COMMIT that failed can leave the transaction open: nothing of it may stay
+                conn.execute("ROLLBACK")
+            raise
 
     def claim(self, session_id: str, digest: str, owner: str, fingerprint: str | None) -> ClaimResult:
         now = self._clock()

@@ -25,57 +25,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, Protocol
-
-from .keys import StoreUnavailable
 
 State = Literal["claimed", "recorded", "busy", "withdrawn"]
 Write = Callable[[Any, str], None]
 """Inserts the message with the given messageId; called inside the store's transaction with its connection."""
 
 DEFAULT_LEASE_SECONDS = 30.0
-
-_DEADLINE = threading.local()
-
-
-@contextmanager
-def commit_deadline(at: float | None, guard_seconds: float | None, bound: float) -> Iterator[None]:
-    """Within this block (in this thread), a store transaction commits only before `at` (time.monotonic()).
-
-    The ledger stops waiting for a store call after `bound` seconds and answers -32603; a transaction still under
-    way then must not commit later, or that answer would be untrue. So a store checks `at` just before it sends
-    COMMIT, and a server store also makes the server refuse a commit more than `guard_seconds` after the
-    transaction began (by the server's clock), which covers a server that stalls after COMMIT was sent.
-    """
-    _DEADLINE.at, _DEADLINE.guard, _DEADLINE.bound = at, guard_seconds, bound
-    try:
-        yield
-    finally:
-        _DEADLINE.at = None
-
-
-def run_with_deadline(
-    function: Callable[..., Any], args: tuple[Any, ...], at: float, guard: float, bound: float
-) -> Any:
-    """`function(*args)` inside `commit_deadline(at, guard, bound)`, without a generator's cost (a store call's)."""
-    local = _DEADLINE
-    local.at, local.guard, local.bound = at, guard, bound
-    try:
-        return function(*args)
-    finally:
-        local.at = None
-
-
-def check_deadline() -> float | None:
-    """Raise StoreUnavailable if this thread's commit deadline has passed; else the server guard (or None)."""
-    at = getattr(_DEADLINE, "at", None)
-    if at is None:
-        return None
-    if time.monotonic() >= at:
-        raise StoreUnavailable(_DEADLINE.bound)
-    return _DEADLINE.guard
 
 
 class ClaimResult(NamedTuple):
