@@ -280,3 +280,23 @@ def test_a_lease_renewal_that_fails_once_is_tried_again(session_id):
 
     assert run(go())
     assert len(renewals) > 2, renewals
+
+
+def test_a_cancel_that_arrives_during_a_store_call_is_kept_when_the_bound_then_passes(session_id):
+    """A caller cancelled while it waits for a stalled store call must end cancelled, not with StoreUnavailable
+    once the bound passes: a lease heartbeat cancelled that way had caught the error, and went on renewing its
+    claim after the attempt was answered -32603, so another Agent waited on the key for good."""
+    ledger = KeyLedger(MemoryStore(), threaded=True, store_timeout_seconds=0.2)
+    stalled = threading.Event()
+
+    async def go() -> None:
+        call = asyncio.get_running_loop().create_task(ledger._call(stalled.wait))
+        await asyncio.sleep(0)  # the call is now waiting for its worker thread, which waits for `stalled`
+        call.cancel()
+        try:
+            with pytest.raises(asyncio.CancelledError):
+                await call  # ends once the bound has passed, the worker still stalled
+        finally:
+            stalled.set()
+
+    run(go())

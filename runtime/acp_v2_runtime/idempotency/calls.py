@@ -151,6 +151,11 @@ class StoreCalls:
                 assert gate is not None  # a deadline means a bound, and a bound a gate
                 if gate.give_up():
                     future.add_done_callback(lambda done: _late(done, late))
+                    if cancelled and not final:
+                        # The caller was cancelled while it waited: that, not the store's silence, is its outcome.
+                        # (Raised as StoreUnavailable, the cancel was lost: a lease heartbeat cancelled during a
+                        # frozen store's call went on renewing its claim after the attempt had been answered.)
+                        raise asyncio.CancelledError
                     raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
                 deadline = None  # its COMMIT was sent: the answer is that COMMIT's outcome
             try:
