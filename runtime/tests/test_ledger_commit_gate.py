@@ -36,6 +36,21 @@ PAST_THE_BOUND = BOUND + 0.5  # waited for after the COMMIT began, so after the 
 SAFETY = 60.0  # a held COMMIT goes on by itself after this, so that a failing test ends rather than hangs
 
 
+def assert_the_outcome_was_waited_for(
+    waited: bool, outcome: object, again: Any, commits: bool, error: type[BaseException]
+) -> None:
+    """The attempt was not answered while its COMMIT was held; then it got the COMMIT's outcome (the inserted
+    messageId, or the COMMIT's own error), and a retry with the key got the same messageId or, after a failed
+    COMMIT, inserted (the key was left unused)."""
+    assert waited, f"answered while its COMMIT was under way: {outcome!r}"
+    if commits:
+        assert isinstance(outcome, str) and outcome.inserted, repr(outcome)  # type: ignore[attr-defined]
+        assert again == outcome and not again.inserted
+    else:
+        assert isinstance(outcome, error), repr(outcome)
+        assert again.inserted
+
+
 class Hold:
     """Holds the next COMMIT of the thread that `arm()`s it: `reached` is set when it begins, and it waits for
     `release`; with `fail`, it then fails instead of committing. `ended` is set once that transaction is over."""
@@ -144,13 +159,7 @@ def test_a_sqlite_commit_that_outlasts_the_bound_is_waited_for(sqlite_place, wit
         return waited, outcome[0], again
 
     waited, outcome, again = asyncio.run(go())
-    assert waited, f"answered while its COMMIT was under way: {outcome!r}"
-    if commits:
-        assert isinstance(outcome, str) and outcome.inserted, repr(outcome)
-        assert again == outcome and not again.inserted
-    else:
-        assert isinstance(outcome, sqlite3.OperationalError), repr(outcome)
-        assert again.inserted  # the key was left unused
+    assert_the_outcome_was_waited_for(waited, outcome, again, commits, sqlite3.OperationalError)
     assert sqlite_place.messages() == 1
 
 
@@ -285,11 +294,6 @@ def test_a_postgres_commit_that_stalls_on_the_server_past_the_bound_is_waited_fo
             return waited, outcome, again
 
         waited, outcome, again = asyncio.run(go())
-    assert waited, f"answered while its COMMIT was under way: {outcome!r}"
-    if commits:
-        assert isinstance(outcome, str) and outcome.inserted, repr(outcome)
-        assert again == outcome and not again.inserted
-    else:
-        assert isinstance(outcome, psycopg.Error) and "commit failed" in str(outcome), repr(outcome)
-        assert again.inserted  # the key was left unused
+    assert_the_outcome_was_waited_for(waited, outcome, again, commits, psycopg.Error)
+    assert commits or "commit failed" in str(outcome), repr(outcome)
     assert place.messages() == 1
