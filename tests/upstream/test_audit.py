@@ -51,13 +51,10 @@ def _quiet(upstream: Upstream) -> tuple[dict[str, Any], dict[str, Any]]:
     The probes below are planted in these, chosen by shape, never by name: a maintainer may rename or reshape any
     def of ours (and list the difference), and each planted change stays the only difference of its def."""
     spec = load_spec(SPEC, ROOT)
-    noisy = set()
-    for difference in audit.compare(spec, upstream.schema, upstream.stable):
-        named = re.match(r"type (\w+)", difference.line())
-        if named is not None:
-            noisy.add(named.group(1))
+    lines = [d.line() for d in audit.compare(spec, upstream.schema, upstream.stable)]
+    noisy = {named.group(1) for line in lines if (named := re.match(r"type (\w+)", line))}
     for method in spec.methods:  # a method's own differences are told by method, its types' by type
-        if any(d.line().startswith(f"method {method.name} ") for d in audit.compare(spec, upstream.schema)):
+        if any(line.startswith(f"method {method.name} ") for line in lines):
             noisy.update(t for t in (method.params, method.result) if t)
     generated = ROOT / "generated" / "schema"
     ours = json.loads((generated / "schema.unstable.json").read_text(encoding="utf-8"))["$defs"]
