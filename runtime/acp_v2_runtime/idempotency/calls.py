@@ -5,6 +5,8 @@ The ledger waits for a store call at most its bound (`store_timeout_seconds`), t
 (StoreUnavailable) and leaves the call running. That answer must mean that nothing was inserted, so every such call
 runs behind a `CommitGate`: a store passes it just before COMMIT (`begin_commit`), and the waiter, once its bound has
 passed, either gives up (the call then never commits) or, when the COMMIT was sent already, waits for its outcome.
+A cancel of the ledger gives up on the gate of the call under way in the same way, so that a prompt whose COMMIT was
+not sent can be answered -32800 at once (see `KeyLedger.cancel`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .keys import StoreUnavailable
 
@@ -57,13 +59,19 @@ class CommitGate:
         return self.guard
 
     def give_up(self) -> bool:
-        """The waiter, once its bound has passed: True when it may answer -32603 (the worker will then never
-        commit); False when a COMMIT was sent already, so the waiter must wait for the call's result."""
+        """The waiter, once its bound has passed (or the ledger, on a cancel): True when it may answer an error (the
+        worker will then never commit); False when a COMMIT was sent already, so the waiter must wait for the call's
+        result."""
         with _GATES_LOCK:
             if self._committing:
                 return False
             self._abandoned = True
         return True
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether the waiting side gave up on this gate: the call's transactions never commit."""
+        return self._abandoned
 
 
 @contextmanager
@@ -101,6 +109,13 @@ def begin_commit() -> float | None:
     return gate.enter()
 
 
+class CallHolder(Protocol):
+    """What `StoreCalls._call` tells about the call under way (the ledger's record of a key's attempts): `gate` is
+    that call's CommitGate while it runs (None between calls, and for a call with no gate)."""
+
+    gate: CommitGate | None
+
+
 class StoreCalls:
     """The ledger's way of calling its store (KeyLedger is one): `_bound` (seconds, or None for no bound) and
     `_threaded` (whether calls go to a worker thread) are set by the ledger."""
@@ -127,11 +142,15 @@ class StoreCalls:
         *args: Any,
         final: bool = False,
         late: Callable[[T], None] | None = None,
+        holder: CallHolder | None = None,
     ) -> T:
-        """Run a store call; blocking stores run in a worker thread, and a cancel waits for that call to end.
+        """Run a store call; blocking stores run in a worker thread, and a cancel waits for that call to end, unless
+        the canceller gave up on the call's gate (`holder.gate`, set while the call runs): then the call can commit
+        nothing, and the cancel is raised at once.
 
         `final` marks the call that may insert the message: a cancel that arrives during it is dropped, because
-        once the message may be in, the attempts must get its messageId, never -32800.
+        once the message may be in, the attempts must get its messageId, never -32800 (unless the canceller gave up
+        on its gate, as above: then the message is not in, and never will be through this call).
 
         The wait is bounded (`store_timeout_seconds`): past it, StoreUnavailable (-32603) is raised and the call is
         left to end on its own. A transaction of it that is still under way then commits nothing (its COMMIT must
@@ -144,24 +163,36 @@ class StoreCalls:
         loop = asyncio.get_running_loop()
         bound = self._bound
         future, gate = self._start_call(function, *args)
+        if holder is not None:
+            holder.gate = gate
         deadline = None if bound is None else loop.time() + bound
         cancelled = False
-        while not future.done():
-            if deadline is not None and loop.time() >= deadline:
-                assert gate is not None  # a deadline means a bound, and a bound a gate
-                if gate.give_up():
-                    future.add_done_callback(lambda done: _late(done, late))
-                    if cancelled and not final:
-                        # The caller was cancelled while it waited: that, not the store's silence, is its outcome.
-                        # (Raised as StoreUnavailable, the cancel was lost: a lease heartbeat cancelled during a
-                        # frozen store's call went on renewing its claim after the attempt had been answered.)
-                        raise asyncio.CancelledError
-                    raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
-                deadline = None  # its COMMIT was sent: the answer is that COMMIT's outcome
-            try:
-                await _wait_done(future, None if deadline is None else deadline - loop.time())
-            except asyncio.CancelledError:
-                cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
+        try:
+            while not future.done():
+                if deadline is not None and loop.time() >= deadline:
+                    assert gate is not None  # a deadline means a bound, and a bound a gate
+                    if gate.give_up():
+                        future.add_done_callback(lambda done: _late(done, late))
+                        if cancelled and not final:
+                            # The caller was cancelled while it waited: that, not the store's silence, is its
+                            # outcome. (Raised as StoreUnavailable, the cancel was lost: a lease heartbeat cancelled
+                            # during a frozen store's call went on renewing its claim after the attempt had been
+                            # answered.)
+                            raise asyncio.CancelledError
+                        raise StoreUnavailable(bound)  # type: ignore[arg-type]  # a deadline means a bound
+                    deadline = None  # its COMMIT was sent: the answer is that COMMIT's outcome
+                try:
+                    await _wait_done(future, None if deadline is None else deadline - loop.time())
+                except asyncio.CancelledError:
+                    if gate is not None and gate.abandoned:
+                        # The canceller gave up on the gate first (the withdrawal of a prompt whose COMMIT was not
+                        # sent): nothing of the call will commit, so there is nothing to wait for.
+                        future.add_done_callback(lambda done: _late(done, late))
+                        raise
+                    cancelled = True  # a cancel of this task: the store call still runs to its end, so wait for it
+        finally:
+            if holder is not None:
+                holder.gate = None
         if cancelled and not final:
             raise asyncio.CancelledError
         return future.result()

@@ -18,6 +18,11 @@ A cancel reaches the other processes through the store: the ledger counts a with
 the claim holder checks that count in the transaction of its insert, and every attempt that was waiting in the store
 when the withdrawal was recorded finds the count grown and is answered -32800. An attempt is pending in the store
 from its first store call; one that reaches the store after the withdrawal is a new attempt for an unused key.
+
+A cancel cuts the key's store call under way off at its commit gate (calls.CommitGate), so that it commits nothing
+and is not waited for; a COMMIT already sent is waited for, and its outcome is the answer. When this process holds
+the key's claim, that answer (-32800) comes at once and the withdrawal goes to the store in the background, for a
+bounded time; otherwise the withdrawal's own store call decides it (see `cancel`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
 
-from .calls import StoreCalls, _late, _quietly, _wait_done
+from .calls import CommitGate, StoreCalls, _late, _quietly, _wait_done
 from .keys import (
     Cancelled,
     Fingerprint,
@@ -81,6 +86,7 @@ class _Pending:
         "fingerprint",
         "fresh_until",
         "future",
+        "gate",
         "gone",
         "holding",
         "inserted",
@@ -110,6 +116,7 @@ class _Pending:
         self.seen: int | None = seen  # the key's withdrawal count when this process first reached the store
         self.withdrawn = False  # cancelled: the withdrawal is being recorded
         self.gone: asyncio.Event | None = None  # set once the withdrawal is recorded (or failed) and the slot is free
+        self.gate: CommitGate | None = None  # the commit gate of the insertion task's store call under way, if any
 
     def outcome(self) -> asyncio.Future[str]:
         """The future that the joined attempts wait on, made the first time it is asked for."""
@@ -164,6 +171,10 @@ class KeyLedger(StoreCalls):
         self._bound = store_timeout_seconds or getattr(store, "answer_timeout_seconds", None)
         self._clock = clock  # measures how long ago a claim was confirmed (see `_withdraw`)
         self._claim_record: ClaimRecord | None = getattr(store, "claim_record", None)
+        # Whether a cancel may cut off a store call under way at its commit gate: only for calls in a worker thread
+        # of a store whose transactions pass that gate before COMMIT (the SQL stores, any blocking store); a store
+        # made for the event loop (the memory store) commits without it, even when run in a thread.
+        self._cuts = self._threaded and getattr(store, "blocking", True)
         # A store that keeps prompts as they are (`lazy_fingerprints`) gets the prompt itself and gives it back when a
         # retry compares; the others get, and give back, its digest.
         self._lazy = getattr(store, "lazy_fingerprints", False)
@@ -434,7 +445,15 @@ class KeyLedger(StoreCalls):
 
         True when the ledger answers the attempt: with -32800, or with the messageId when the store shows that the
         message was inserted before the withdrawal reached it. False when the attempt is unknown or its message is
-        being inserted (it gets its messageId).
+        being inserted (its COMMIT was sent: it gets that COMMIT's outcome, the messageId if it commits).
+
+        A store call under way for the key (in a worker thread) is cut off first when its COMMIT was not sent: it
+        then commits nothing, and the cancel does not wait for it. That includes the insert itself: a prompt whose
+        COMMIT was not sent is withdrawn. While this process holds the key's claim (confirmed less than half a lease
+        ago) nobody else can insert, so the attempts are answered -32800 at once, whether the store answers or not,
+        and the withdrawal goes to the store in the background. Otherwise only the store can tell whether another
+        process inserted the message (or is inserting it), so the withdrawal's own store call is waited for (one
+        bound at most): -32800, the messageId, or the store's error.
         """
         slot = self._by_attempt.get(attempt)
         return self._cancel_slot(slot) if slot is not None else False
@@ -466,8 +485,14 @@ class KeyLedger(StoreCalls):
             return False
         if pending.withdrawn:
             return True  # cancelled already: its attempts get the withdrawal's answer
-        if pending.inserting or pending.task is None or pending.task.done():
+        if pending.task is None or pending.task.done():
             return False
+        gate = pending.gate
+        # The store call under way, cut off unless its COMMIT was sent: then it commits nothing, and the task's
+        # cancel is not held up by it (a store that stopped answering holds the call up for its whole bound).
+        cut = gate is not None and self._cuts and gate.give_up()
+        if pending.inserting and not cut:
+            return False  # its insert may be committing (or commits without a gate): the attempts get its outcome
         pending.withdrawn = True
         pending.task.cancel()  # `_ended` answers, also when the task never got to run
         return True
@@ -486,24 +511,22 @@ class KeyLedger(StoreCalls):
 
         While this process holds the claim, confirmed by the store less than half a lease ago, nobody can insert
         before the claim is given back or runs out, so the attempts get -32800 at once, also on a stalled store;
-        the withdrawal is then tried until it is in the store or the lease is over. Otherwise the store says
-        whether the message went in first: then the attempts get its messageId; if the store cannot be reached
-        they get its error, since a -32800 the store has not recorded could be followed by another process's insert.
+        the withdrawal is then tried until it is in the store or the lease is over (this covers an insert that the
+        cancel cut off before its COMMIT: the claim is still ours). Otherwise the store says whether the message
+        went in first: then the attempts get its messageId; if the store cannot be reached they get its error, since
+        a -32800 the store has not recorded could be followed by another process's insert (or could deny a message
+        inserted already). A store call that the cancel cut off does not hold this up: only the withdrawal's own
+        call is waited for, so the answer comes within one bound.
         """
         session_id, digest = slot
         withdraw = self.store.withdraw
         try:
             if pending.holding and self._clock() < pending.fresh_until:
+                # Nobody can insert before our claim is given back or runs out, and the cancel cut off our own
+                # insert if it was under way.
                 self._settle(slot, pending, error=Cancelled(), keep=True)
-                lease_end = pending.fresh_until + self.store.lease_seconds / 2
-                while True:
-                    try:
-                        await self._call(withdraw, session_id, digest, self.owner)
-                        return
-                    except Exception:  # the store failed: try again while the claim can still matter
-                        if self._clock() + self._max_poll >= lease_end:
-                            return
-                    await asyncio.sleep(self._max_poll)
+                await self._withdraw_later(slot, pending.fresh_until + self.store.lease_seconds / 2)
+                return
             try:
                 claim = await self._call(withdraw, session_id, digest, self.owner)
             except Exception as exc:
@@ -520,6 +543,37 @@ class KeyLedger(StoreCalls):
         finally:
             pending.holding = False
             self._forget(slot, pending)
+
+    async def _withdraw_later(self, slot: tuple[str, str], until: float) -> None:
+        """Put in the store a withdrawal whose attempts are answered already, trying until it is in or `until` (the
+        ledger's clock) has passed; new attempts of the key in this process wait for it meanwhile.
+
+        One store call at a time: a call that the store holds up is waited for (on a frozen server, until it thaws,
+        and then the next try goes in at once), rather than joined by another every bound, each holding a worker
+        thread. A call left when `until` passes commits nothing (its gate), unless its COMMIT was sent.
+        """
+        session_id, digest = slot
+        withdraw = self.store.withdraw
+        while True:
+            if not self._threaded:
+                try:
+                    withdraw(session_id, digest, self.owner)
+                    return
+                except Exception:  # the store failed: try again while the withdrawal can still matter
+                    pass
+            else:
+                call, gate = self._start_call(withdraw, session_id, digest, self.owner)
+                await _wait_done(call, max(until - self._clock(), 0.0))
+                if not call.done():
+                    if gate is None or gate.give_up():
+                        call.add_done_callback(lambda done: _late(done, None))
+                        return
+                    await _wait_done(call, None)  # its COMMIT was sent: the withdrawal is in, or failed at the end
+                if not call.cancelled() and call.exception() is None:
+                    return
+            if self._clock() + self._max_poll >= until:
+                return
+            await asyncio.sleep(self._max_poll)
 
     async def _drive(
         self,
@@ -565,7 +619,9 @@ class KeyLedger(StoreCalls):
             # Nothing happens between arrival and insertion, so claim and record are one transaction.
             pending.inserting = True
             message_id = derived or self._new_message_id()
-            claim = await self._call(fast, session_id, digest, message_id, pending.stored, write, final=True)
+            claim = await self._call(
+                fast, session_id, digest, message_id, pending.stored, write, final=True, holder=pending
+            )
             if claim.state == "claimed":
                 pending.inserted = True
                 return message_id
@@ -580,7 +636,13 @@ class KeyLedger(StoreCalls):
         while True:
             asked = self._clock()
             claim = await self._call(
-                self.store.claim, session_id, digest, self.owner, pending.stored, late=self._late_claim(slot)
+                self.store.claim,
+                session_id,
+                digest,
+                self.owner,
+                pending.stored,
+                late=self._late_claim(slot),
+                holder=pending,
             )
             if pending.withdrawn:
                 raise asyncio.CancelledError  # the cancel came as the call ended: `_withdraw` frees a claim we got
@@ -633,10 +695,18 @@ class KeyLedger(StoreCalls):
                 await prepare()
             if pending.withdrawn:
                 raise asyncio.CancelledError  # cancelled as `prepare` returned: still before the insert
-            pending.inserting = True  # from here on, cancelling no longer withdraws the prompt
+            pending.inserting = True  # from here on, only a cancel that cuts the record off withdraws the prompt
             message_id = derived or self._new_message_id()
             result = await self._call(
-                self.store.record, session_id, digest, self.owner, message_id, write, pending.seen, final=True
+                self.store.record,
+                session_id,
+                digest,
+                self.owner,
+                message_id,
+                write,
+                pending.seen,
+                final=True,
+                holder=pending,
             )
         except asyncio.CancelledError:
             heartbeat.cancel()
