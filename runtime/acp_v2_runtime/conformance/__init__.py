@@ -144,7 +144,12 @@ unknown trace id, no command) or an Agent command that cannot be started.
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line: parse, pick the traces, run them; returns the exit status."""
+    """The command line: parse, pick the traces, run them; returns the exit status. `history` runs histories."""
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["history"]:
+        from .history import main as history_main
+
+        return history_main(args_in[1:])
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.conformance",
         usage="%(prog)s [-h] [--timeout SECONDS] [--permission POLICY] [--only ID]... [--list] -- AGENT COMMAND...",
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this trace (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the traces and exit")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the Agent command; {tmp} is a shared dir")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     every = load_traces()["traces"]
     if args.list:
         for trace in every:

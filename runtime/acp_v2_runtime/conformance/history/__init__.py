@@ -1,0 +1,236 @@
+"""`python -m acp_v2_runtime.conformance history -- AGENT COMMAND`: random faults across several Agents on one store.
+
+The kit starts `--instances` processes of the Agent command (3 by default), all on one store: `{db}` in the
+command becomes the store (an SQLite file of the schedule's own, or with `--postgres URL` a schema of its own on
+that server, reached through the kit's relay), `{tmp}` a directory of the schedule's own. It then runs seeded
+random schedules of keyed prompts, retries on the same or another Agent, prompts held before insertion (when the
+Agent offers the holdInsert hook), `$/cancel_request` before, during and after insertion, closed connections,
+SIGKILL and restart of an Agent, store stalls and restarts, a key reused with other content, and unkeyed prompts.
+Every request and its answer (or none) is recorded with its time; after each schedule the history is judged
+against what the store finally holds, read back by replaying every session from a new process (see `check`).
+
+A failing schedule is shrunk (steps removed while the same invariant still fails, at most `--shrink-runs` runs)
+and printed as a trace, with the command that replays it: its seed and the numbers of the steps it kept. Counts
+(schedules, requests, faults by kind, answers by code) are printed at the end.
+
+What the Agent must offer: sessions that another process on the same store resumes, and replay from the start
+(`session/resume` with `replayFrom`); without either the run stops with exit status 2, saying which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shlex
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from ..connection import AgentNotStarted, TraceFailure
+from .check import INVARIANTS, Violation, check
+from .run import History, NeedsMissing, Runner
+from .schedule import FAULTS, Shape, Step, generate, kept
+from .store import open_store
+
+__all__ = ["INVARIANTS", "History", "Shape", "Step", "Violation", "check", "generate", "main"]
+
+EPILOG = """\
+exit status: 0 when every schedule keeps every invariant, 1 when one does not (shrunk and printed), 2 on a usage
+error, an Agent command that cannot be started, or an Agent that lacks what a history needs.
+
+invariants:
+""" + "\n".join(f"  {name}: {text}" for name, text in INVARIANTS.items())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m acp_v2_runtime.conformance history",
+        usage="%(prog)s [options] -- AGENT COMMAND...",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("--instances", type=int, default=3, help="Agent processes at once on the store (default 3)")
+    add("--sessions", type=int, default=2, help="sessions each schedule uses (default 2)")
+    add("--schedules", type=int, default=20, help="the budget: how many schedules to run (default 20)")
+    add("--steps", type=int, default=16, help="steps per schedule (default 16)")
+    add("--seed", type=int, default=None, help="the first schedule's seed (schedule i uses seed + i; default random)")
+    add("--keep", default=None, metavar="N,N,...", help="run only these steps of each schedule (a shrunk replay)")
+    add("--bound", type=float, default=15.0, help="seconds within which every attempt must be answered (default 15)")
+    add("--lease", type=float, default=30.0, help="the Agent's claim lease in seconds (default 30, the ledger's)")
+    add("--stall", type=float, default=20.0, help="seconds a store stall lasts; keep it above --bound (default 20)")
+    add("--postgres", default=None, metavar="URL", help="share this PostgreSQL server (a schema per schedule)")
+    add("--shrink-runs", type=int, default=40, help="at most this many runs to shrink a failure (default 40)")
+    add("--timeout", type=float, default=30.0, help="seconds the kit waits for set-up answers (default 30)")
+    add("command", nargs=argparse.REMAINDER, help="-- then the Agent command; {db} is the store, {tmp} a dir")
+    return parser
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.schedules = self.requests = 0
+        self.faults: Counter[str] = Counter()
+        self.answers: Counter[str] = Counter()
+
+    def add(self, history: History) -> None:
+        self.schedules += 1
+        self.requests += history.requests
+        self.faults.update(step.op for step in history.steps if step.op in FAULTS)
+        for attempt in history.attempts:
+            self.answers[_answer_label(attempt.outcome, attempt.code)] += 1
+
+    def lines(self) -> list[str]:
+        faults = ", ".join(f"{k} {self.faults[k]}" for k in FAULTS if self.faults[k]) or "none"
+        answers = ", ".join(f"{k} {v}" for k, v in sorted(self.answers.items())) or "none"
+        return [
+            f"schedules: {self.schedules}, requests (prompts): {self.requests}",
+            f"faults: {faults}",
+            f"answers: {answers}",
+        ]
+
+
+def _answer_label(outcome: str, code: int | None) -> str:
+    return {"ok": "messageId", "none": "no answer"}.get(outcome, str(code))
+
+
+async def _shrink(
+    runner: Runner, seed: int, steps: list[Step], history: History, invariant: str, budget: int, judge: Any
+) -> tuple[list[Step], History, int]:
+    """Remove steps while `invariant` still fails: halves first, then smaller pieces, at most `budget` runs."""
+    current, runs, chunk = steps, 0, max(1, len(steps) // 2)
+    while chunk >= 1 and runs < budget:
+        removed, i = False, 0
+        while i < len(current) and runs < budget:
+            candidate = current[:i] + current[i + chunk :]
+            if not candidate:
+                i += chunk
+                continue
+            runs += 1
+            trial = await runner.run(seed, candidate)
+            if any(v.invariant == invariant for v in judge(trial)):
+                current, history, removed = candidate, trial, True
+            else:
+                i += chunk
+        if not removed:
+            if chunk == 1:
+                break
+            chunk //= 2
+    return current, history, runs
+
+
+def _trace(history: History) -> list[str]:
+    """The steps of a history, each with what its attempt was told."""
+    told = {a.n: a for a in history.attempts}
+    lines = []
+    for step in history.steps:
+        line = f"  #{step.n:<3} {step.describe()}"
+        attempt = told.get(step.n)
+        if attempt is not None:
+            at = f"+{attempt.sent - history.started:.2f}s"
+            answer = {"ok": f"messageId {attempt.message_id}", "none": "no answer"}.get(
+                attempt.outcome, f"error {attempt.code}"
+            )
+            line += f"  [sent {at}, {answer}]"
+        lines.append(line)
+    for session, stored in sorted(history.stored.items()):
+        lines.append(f"  store, session {session}: {len(stored)} user message(s) {[mid for mid, _ in stored]}")
+    return lines
+
+
+async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
+    store = open_store(args.postgres)
+    runner = Runner(command, store, instances=args.instances, sessions=args.sessions, timeout=args.timeout)
+    tally = _Tally()
+    keep = [int(n) for n in args.keep.split(",") if n.strip()] if args.keep else None
+
+    def judge(history: History) -> list[Violation]:
+        return check(history, bound=args.bound, lease=args.lease)
+
+    try:
+        await runner.probe()
+        shape = Shape(
+            instances=args.instances,
+            sessions=args.sessions,
+            hold="holdInsert" in runner.offers,
+            stall=store.can_stall,
+            restart=store.can_restart,
+            stall_seconds=args.stall,
+        )
+        holds = "on" if shape.hold else "off (no holdInsert offered)"
+        print(
+            f"history: seed {seed}, {args.schedules} schedule(s) of {args.steps} steps, {args.instances} Agents"
+            f" on {store.kind}; holds {holds}",
+            flush=True,
+        )
+        for index in range(args.schedules):
+            schedule_seed = seed + index
+            steps = kept(generate(schedule_seed, args.steps, shape), keep)
+            began = time.monotonic()
+            history = await runner.run(schedule_seed, steps)
+            tally.add(history)
+            violations = judge(history)
+            took = time.monotonic() - began
+            if not violations:
+                print(
+                    f"PASS schedule {index} (seed {schedule_seed}): {history.requests} prompts, {took:.1f}s", flush=True
+                )
+                continue
+            print(f"FAIL schedule {index} (seed {schedule_seed}) after {took:.1f}s:", flush=True)
+            for v in violations:
+                print(f"  {v.invariant}: {v.detail}")
+            first = violations[0].invariant
+            small, shown, runs = await _shrink(runner, schedule_seed, steps, history, first, args.shrink_runs, judge)
+            print(f"shrunk to {len(small)} of {len(steps)} steps in {runs} run(s), still failing {first}:")
+            for line in _trace(shown):
+                print(line)
+            for v in judge(shown):
+                print(f"  {v.invariant}: {v.detail}")
+            print("replay: " + _replay(args, command, schedule_seed, small))
+            for line in tally.lines():
+                print(line)
+            return 1
+    finally:
+        await store.close()
+    for line in tally.lines():
+        print(line)
+    print(f"{tally.schedules} passed, 0 failed")
+    return 0
+
+
+def _replay(args: argparse.Namespace, command: list[str], seed: int, steps: list[Step]) -> str:
+    words = ["python", "-m", "acp_v2_runtime.conformance", "history", "--seed", str(seed), "--schedules", "1"]
+    words += ["--steps", str(args.steps), "--keep", ",".join(str(s.n) for s in steps)]
+    words += ["--instances", str(args.instances), "--sessions", str(args.sessions)]
+    words += ["--bound", f"{args.bound:g}", "--lease", f"{args.lease:g}", "--stall", f"{args.stall:g}"]
+    if args.postgres:
+        words += ["--postgres", args.postgres]
+    return shlex.join([*words, "--", *command])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `history` command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the Agent command after --")
+    for name in ("instances", "sessions", "schedules", "steps"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    for name in ("bound", "lease", "stall", "timeout"):
+        if not getattr(args, name) > 0:
+            parser.error(f"--{name} must be a positive number of seconds")
+    if args.shrink_runs < 0:
+        parser.error("--shrink-runs must not be negative")
+    seed = args.seed if args.seed is not None else random.randrange(1, 10**6)
+    try:
+        return asyncio.run(_run(args, command, seed))
+    except AgentNotStarted as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 2
+    except (NeedsMissing, TraceFailure) as exc:
+        print(f"{parser.prog}: the Agent cannot be judged here: {exc}", file=sys.stderr)
+        return 2

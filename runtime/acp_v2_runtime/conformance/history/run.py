@@ -1,0 +1,391 @@
+"""Run one schedule against N Agent processes on one store, and record the history a Client could see.
+
+Every prompt sent becomes an `Attempt` with its times and its answer (a messageId, an error code, or none when
+its connection ended first); every fault and release becomes an `Event`. At the end the run settles (stalls end,
+every hold is released, every live attempt is awaited for the answer bound, every Agent's stdin is closed) and
+reads what the store finally holds, the only way a Client can: a new Agent process resumes each session with
+`replayFrom: {"type": "start"}` and the user messages it replays are the store's. A submission is known in the
+replay by its content, which is unique to it (keys are never echoed, by the rules).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_v2_schema import protocol as M
+from acp_v2_schema.protocol import KnownErrorCode as Code
+from acp_v2_schema.reader import KEY_PARAMS
+
+from ..connection import Connection, TraceFailure
+from ..steps import PROTOCOL_VERSION, RELEASE, REPLAY_FROM_START, USER_MESSAGE
+from .schedule import Step
+
+KEY_PARAM = KEY_PARAMS[M.SESSION_PROMPT]
+
+
+class TimedConnection(Connection):
+    """A Connection that also notes when each answer arrived."""
+
+    def _answer(self, rid: int | str | None, raw: dict[str, Any]) -> None:
+        if rid is not None:
+            self.__dict__.setdefault("answered_at", {})[rid] = time.monotonic()
+        super()._answer(rid, raw)
+
+
+@dataclass
+class Attempt:
+    """One session/prompt sent: what, where and when, and what came back."""
+
+    n: int  # the step that sent it
+    session: int
+    key: str | None
+    content: str
+    submission: int  # the step number of its submission (its own for a new prompt or a reuse)
+    reuse: bool
+    instance: int
+    generation: int  # which process of the instance carried it
+    hold: bool
+    sent: float
+    rid: int | str = 0
+    answered: float | None = None
+    message_id: str | None = None
+    code: int | None = None
+    conn: Any = field(default=None, repr=False)
+
+    @property
+    def outcome(self) -> str:
+        """ "ok", "error" or "none"."""
+        if self.answered is None:
+            return "none"
+        return "ok" if self.code is None else "error"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A release, a death (close, kill) of an instance's process, a stall or a store restart, with its time."""
+
+    kind: str
+    at: float
+    instance: int = -1
+    generation: int = -1
+    session: int = -1
+    until: float = 0.0  # a stall's end
+
+
+@dataclass
+class History:
+    """What one schedule did and saw, and what the store held at the end."""
+
+    seed: int
+    steps: list[Step]
+    started: float
+    attempts: list[Attempt] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    stored: dict[int, list[tuple[str, str]]] = field(default_factory=dict)  # session -> [(messageId, content)]
+    rounds: dict[int, int] = field(default_factory=dict)  # session -> rounds of work reported live
+    problems: list[str] = field(default_factory=list)  # protocol problems the connections saw
+    requests: int = 0
+
+
+class NeedsMissing(Exception):
+    """The Agent lacks what a history needs (stored sessions, replay): the run cannot judge it."""
+
+
+class Runner:
+    """Runs schedules against an Agent command: `await Runner(...).run(seed, steps)` gives the History."""
+
+    def __init__(self, command: list[str], store: Any, *, instances: int, sessions: int, timeout: float) -> None:
+        self.command, self.store, self.instances, self.sessions = command, store, instances, sessions
+        self.timeout = timeout  # bounds the kit's own waits (initialize, resume), not the judged answers
+        self.meta_key: str | None = None
+        self.offers: set[str] = set()
+
+    async def _start(self, db: str, workdir: str, secrets: set[str]) -> TimedConnection:
+        command = [part.replace("{tmp}", workdir).replace("{db}", db) for part in self.command]
+        conn = await TimedConnection.start("agent", command, secrets)
+        params: dict[str, Any] = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "info": {"name": "acp-v2-history", "version": "1"},
+        }
+        if self.meta_key:
+            params["_meta"] = {self.meta_key: {}}
+        result = await self._call(conn, M.INITIALIZE, params)
+        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        entry = meta.get(self.meta_key) if self.meta_key else None
+        offers = entry.get("offers") if isinstance(entry, dict) else None
+        self.offers = {o for o in offers if isinstance(o, str)} if isinstance(offers, list) else set()
+        return conn
+
+    async def _call(self, conn: Connection, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        rid = self._send(conn, method, params)
+        answer = await conn.wait(lambda: conn.responses.get(rid), method, self.timeout)
+        if answer.error is not None:
+            raise TraceFailure(f"{method}: error {answer.error.get('code')} {str(answer.error.get('message'))[:120]!r}")
+        return answer.result if isinstance(answer.result, dict) else {}
+
+    def _send(self, conn: Connection, method: str, params: Any) -> int:
+        self.next_id += 1
+        conn.write({"id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    async def probe(self) -> None:
+        """Learn the handshake's offers from one process (they decide whether prompts may be held)."""
+        from .. import handshake_key
+
+        self.meta_key = handshake_key()
+        self.next_id = 0
+        with tempfile.TemporaryDirectory(prefix="acp-history-") as workdir:
+            db = await self.store.begin(workdir)
+            try:
+                conn = await self._start(db, workdir, set())
+                await conn.close()
+            finally:
+                await self.store.end()
+
+    async def run(self, seed: int, steps: list[Step], pace: float = 0.02) -> History:
+        """Run `steps`, settle, and read back the store: the whole History."""
+        self.next_id = 0
+        with tempfile.TemporaryDirectory(prefix="acp-history-") as workdir:
+            db = await self.store.begin(workdir)
+            try:
+                return await _Schedule(self, db, workdir, seed, steps, pace).play()
+            finally:
+                await self.store.end()
+
+
+class _Schedule:
+    def __init__(self, runner: Runner, db: str, workdir: str, seed: int, steps: list[Step], pace: float) -> None:
+        self.runner, self.db, self.workdir, self.pace = runner, db, workdir, pace
+        self.history = History(seed, steps, time.monotonic())
+        self.secrets: set[str] = set()
+        self.token = f"{seed}-{int(time.time() * 1000) % 100000}"
+        self.conns: list[TimedConnection | None] = [None] * runner.instances
+        self.generation = [0] * runner.instances
+        self.all_conns: list[TimedConnection] = []
+        self.session_ids: list[str] = []
+        self.by_step: dict[int, Attempt] = {}
+        self.background: list[asyncio.Task[Any]] = []
+
+    async def _instance(self, index: int) -> None:
+        """Start instance `index` and resume every session on it; tried again while it exits (a stalled store may
+        keep an Agent from starting), for at most the kit's timeout."""
+        deadline = self._now() + self.runner.timeout
+        while True:
+            try:
+                conn = await self.runner._start(self.db, self.workdir, self.secrets)
+                break
+            except TraceFailure:
+                if self._now() > deadline:
+                    raise
+                await asyncio.sleep(0.3)
+        for sid in self.session_ids:
+            await self._resume(conn, sid)
+        self.conns[index] = conn
+        self.all_conns.append(conn)
+
+    async def _resume(self, conn: TimedConnection, sid: str) -> None:
+        """Resume a stored session on a new process; tried again while the store is stalled or restarting."""
+        params = {"sessionId": sid, "cwd": self.workdir, "mcpServers": []}
+        deadline = self._now() + self.runner.timeout
+        while True:
+            rid = self.runner._send(conn, M.SESSION_RESUME, params)
+            answer = await conn.wait(lambda rid=rid: conn.responses.get(rid), M.SESSION_RESUME, self.runner.timeout)
+            if answer.error is None:
+                return
+            said = f"error {answer.error.get('code')} {str(answer.error.get('message'))[:120]!r}"
+            if answer.error.get("code") in (Code.RESOURCE_NOT_FOUND, Code.METHOD_NOT_FOUND) or self._now() > deadline:
+                raise NeedsMissing(f"a new Agent process could not resume a stored session: {said}")
+            await asyncio.sleep(0.2)
+
+    async def play(self) -> History:
+        try:
+            first = await self.runner._start(self.db, self.workdir, self.secrets)
+            self.all_conns.append(first)
+            for _ in range(self.runner.sessions):
+                result = await self.runner._call(first, M.SESSION_NEW, {"cwd": self.workdir, "mcpServers": []})
+                self.session_ids.append(str(result.get("sessionId")))
+            self.conns[0] = first
+            for index in range(1, self.runner.instances):
+                await self._instance(index)
+            for step in self.history.steps:
+                await self._step(step)
+                await asyncio.sleep(self.pace)
+            await self._settle()
+            await self._read_back()
+        finally:
+            for task in self.background:
+                task.cancel()
+            for conn in self.all_conns:
+                await conn.close(kill=True)
+        return self.history
+
+    def _now(self) -> float:
+        return time.monotonic()
+
+    async def _step(self, step: Step) -> None:
+        h = self.history
+        if step.op in ("prompt", "retry", "reuse", "unkeyed"):
+            self._prompt(step)
+        elif step.op == "cancel":
+            attempt = self.by_step.get(step.subject)
+            if attempt is not None and attempt.answered is None and attempt.conn is self.conns[attempt.instance]:
+                with contextlib.suppress(TraceFailure):
+                    attempt.conn.write({"method": M.CANCEL_REQUEST, "params": {"requestId": attempt.rid}})
+                h.events.append(Event("cancel", self._now(), attempt.instance, attempt.generation))
+        elif step.op == "release":
+            conn = self.conns[step.instance]
+            if conn is not None:
+                params = {"sessionId": self.session_ids[step.session]}
+                with contextlib.suppress(TraceFailure):
+                    conn.write({"method": RELEASE, "params": params})
+                h.events.append(
+                    Event("release", self._now(), step.instance, self.generation[step.instance], step.session)
+                )
+        elif step.op in ("close", "kill"):
+            conn = self.conns[step.instance]
+            self.conns[step.instance] = None
+            if conn is not None:
+                h.events.append(Event(step.op, self._now(), step.instance, self.generation[step.instance]))
+                ending = asyncio.create_task(conn.close(kill=step.op == "kill"))
+                if step.op == "kill":
+                    await ending
+                else:  # a closed Agent may take its time to finish: the new process starts meanwhile
+                    self.background.append(ending)
+            self.generation[step.instance] += 1
+            await self._instance(step.instance)
+        elif step.op == "stall":
+            start = self._now()
+            h.events.append(Event("stall", start, until=start + step.seconds))
+            self.background.append(asyncio.create_task(self.runner.store.stall(step.seconds)))
+        elif step.op == "restart":
+            h.events.append(Event("restart", self._now()))
+            await self.runner.store.restart()
+        elif step.op == "pause":
+            await asyncio.sleep(step.seconds)
+
+    def _prompt(self, step: Step) -> None:
+        conn = self.conns[step.instance]
+        if conn is None:
+            return
+        keyed = step.op != "unkeyed"
+        submission = step.subject if step.op == "retry" else step.n
+        origin = self.by_step.get(step.subject) if step.op in ("retry", "reuse") else None
+        session = origin.session if origin is not None else step.session
+        key = f"hk-{self.token}-{step.subject if step.op in ('retry', 'reuse') else step.n}" if keyed else None
+        content = f"history {self.token} submission {submission}"
+        params: dict[str, Any] = {
+            "sessionId": self.session_ids[session],
+            "prompt": [{"type": "text", "text": content}],
+        }
+        if key is not None:
+            params[KEY_PARAM] = key
+            self.secrets.add(key)
+        if step.hold and "holdInsert" in self.runner.offers and self.runner.meta_key:
+            params["_meta"] = {self.runner.meta_key: {"holdInsert": True}}
+        held = "_meta" in params
+        attempt = Attempt(
+            step.n, session, key, content, submission, step.op == "reuse", step.instance,
+            self.generation[step.instance], held, self._now(), conn=conn,
+        )  # fmt: skip
+        try:
+            attempt.rid = self.runner._send(conn, M.SESSION_PROMPT, params)
+        except TraceFailure:
+            return
+        self.history.requests += 1
+        self.history.attempts.append(attempt)
+        self.by_step[step.n] = attempt
+
+    def _collect(self) -> None:
+        for attempt in self.history.attempts:
+            if attempt.answered is not None:
+                continue
+            conn = attempt.conn
+            answer = conn.responses.get(attempt.rid)
+            if answer is not None:
+                attempt.answered = conn.__dict__.get("answered_at", {}).get(attempt.rid, self._now())
+                if answer.error is not None:
+                    attempt.code = int(answer.error.get("code", Code.INTERNAL_ERROR))
+                elif isinstance(answer.result, dict):
+                    attempt.message_id = answer.result.get("messageId")
+
+    def _pending_live(self) -> list[Attempt]:
+        self._collect()
+        return [
+            a
+            for a in self.history.attempts
+            if a.answered is None and a.conn is self.conns[a.instance] and a.conn.process.returncode is None
+        ]
+
+    async def _settle(self) -> None:
+        """End stalls, release every hold, and wait for every live attempt (at most the timeout)."""
+        for task in self.background:
+            with contextlib.suppress(Exception):
+                await task
+        self.background.clear()
+        for index, conn in enumerate(self.conns):
+            if conn is None:
+                continue
+            for session, sid in enumerate(self.session_ids):
+                with contextlib.suppress(TraceFailure):
+                    conn.write({"method": RELEASE, "params": {"sessionId": sid}})
+                self.history.events.append(Event("release", self._now(), index, self.generation[index], session))
+        deadline = self._now() + self.runner.timeout
+        while self._pending_live() and self._now() < deadline:
+            await asyncio.sleep(0.05)
+        for conn in self.conns:
+            if conn is not None:
+                await conn.close()
+        self._collect()
+        for conn in self.all_conns:
+            if conn.problem is not None:
+                self.history.problems.append(conn.problem)
+
+    async def _read_back(self) -> None:
+        """What the store holds: each session replayed from the start by a new process; rounds seen live."""
+        judge = await self.runner._start(self.db, self.workdir, self.secrets)
+        self.all_conns.append(judge)
+        for session, sid in enumerate(self.session_ids):
+            start = len(judge.notifications)
+            params = {"sessionId": sid, "cwd": self.workdir, "mcpServers": [], "replayFrom": REPLAY_FROM_START}
+            try:
+                await self.runner._call(judge, M.SESSION_RESUME, params)
+            except TraceFailure as exc:
+                raise NeedsMissing(
+                    f"the history is read by session/resume with replay from the start ({exc})"
+                ) from None
+            texts: dict[str, str] = {}
+            for note in judge.notifications[start:]:
+                update = (note.get("params") or {}).get("update") or {}
+                if note.get("method") == M.SESSION_UPDATE and update.get("sessionUpdate") in USER_MESSAGE:
+                    mid = str(update.get("messageId"))
+                    texts[mid] = texts.get(mid, "") + _text(update.get("content"))
+            self.history.stored[session] = list(texts.items())
+        await judge.close()
+        live = [c for c in self.all_conns if c is not judge]
+        for session, sid in enumerate(self.session_ids):
+            self.history.rounds[session] = sum(_rounds(conn, sid) for conn in live)
+
+
+def _text(content: Any) -> str:
+    """The text of a content block or a list of them."""
+    blocks = content if isinstance(content, list) else [content]
+    return "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def _rounds(conn: Connection, session_id: str) -> int:
+    """How many rounds of work a connection reported for a session: each time its state became running."""
+    state, rounds = "idle", 0
+    for note in conn.notifications:
+        params = note.get("params") or {}
+        update = params.get("update") or {}
+        if params.get("sessionId") != session_id or update.get("sessionUpdate") != "state_update":
+            continue
+        if update.get("state") == "running" and state != "running":
+            rounds += 1
+        state = update.get("state")
+    return rounds
