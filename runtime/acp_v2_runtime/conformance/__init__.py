@@ -144,12 +144,8 @@ unknown trace id, no command) or an Agent command that cannot be started.
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line: parse, pick the traces, run them; returns the exit status. `history` runs histories."""
+    """The command line: parse, pick the traces, run them; returns the exit status."""
     args_in = sys.argv[1:] if argv is None else argv
-    if args_in[:1] == ["history"]:
-        from .history import main as history_main
-
-        return history_main(args_in[1:])
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.conformance",
         usage="%(prog)s [-h] [--timeout SECONDS] [--permission POLICY] [--only ID]... [--list] -- AGENT COMMAND...",

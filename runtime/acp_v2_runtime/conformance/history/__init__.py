@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from .. import handshake_key
 from ..connection import AgentNotStarted, TraceFailure
 from .check import INVARIANTS, Violation, check
 from .run import History, NeedsMissing, Runner
@@ -150,7 +151,7 @@ async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
         return check(history, bound=args.bound, lease=args.lease)
 
     try:
-        await runner.probe()
+        await runner.probe(handshake_key())
         shape = Shape(
             instances=args.instances,
             sessions=args.sessions,

@@ -133,11 +133,10 @@ class Runner:
         conn.write({"id": self.next_id, "method": method, "params": params})
         return self.next_id
 
-    async def probe(self) -> None:
-        """Learn the handshake's offers from one process (they decide whether prompts may be held)."""
-        from .. import handshake_key
-
-        self.meta_key = handshake_key()
+    async def probe(self, meta_key: str) -> None:
+        """Learn the handshake's offers (under `meta_key`) from one process: they decide whether prompts may be
+        held."""
+        self.meta_key = meta_key
         self.next_id = 0
         with tempfile.TemporaryDirectory(prefix="acp-history-") as workdir:
             db = await self.store.begin(workdir)
