@@ -7,10 +7,13 @@ import io
 import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from generator import paths
 from generator.cli import main
+from generator.model.spec import KeyRules, Spec
+from generator.pipeline import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -20,6 +23,19 @@ OUTPUT_DIRS = paths.MANAGED_ROOTS
 
 
 GOLDEN_COMMAND = "make golden"
+
+
+@cache
+def real_spec() -> Spec:
+    """The repository's own spec, loaded once per test process."""
+    return load_spec(ROOT / "spec", ROOT)
+
+
+def key_rules() -> KeyRules:
+    """The idempotency key's limits as the spec states them, for tests that probe the bounds."""
+    rules = real_spec().key_rules
+    assert rules is not None and rules.max_length is not None, "the spec defines a bounded IdempotencyKey"
+    return rules
 
 
 def fixture_cases(kind: Path) -> list[str]:

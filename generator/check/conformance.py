@@ -3,9 +3,10 @@
 The meta-schema (spec/meta/conformance.schema.json) has already checked each file's shape: the fields of a trace
 and their types. What is checked here needs more than one value at a time: the step vocabulary the runner knows,
 the fields each step kind needs, methods the spec does not have, answers expected to requests not sent, repeated
-trace ids, the bounds of `{$repeat, times}`, and that each trace lists in `needs` what it relies on beyond the
-protocol (a prompt hook it sends, a second Agent process, history replay), so a runner can skip rather than fail
-a trace an Agent cannot run. A spec that lacks the methods the traces drive (a small fixture
+trace ids, the bounds of `{$repeat, times}` (a number, or a bound of the key type such as `$maxLength+1`, so that
+a trace probing the key's limits follows the spec when a limit changes), and that each trace lists in `needs` what
+it relies on beyond the protocol (a prompt hook it sends, a second Agent process, history replay), so a runner can
+skip rather than fail a trace an Agent cannot run. A spec that lacks the methods the traces drive (a small fixture
 spec, say) gets no traces. The checked document is carried in the model (`Spec.traces_json`) for the renderer.
 """
 
@@ -13,11 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic
 from ..model.spec import canonical_json
 from ..read.loader import DataPath, Document
+from .semantics import IDEMPOTENCY_KEY_TYPE
 
 if TYPE_CHECKING:
     from .context import CheckState
@@ -47,6 +51,8 @@ HOOK_METHODS = ("_conformance/release",)
 STORED, REPLAY = "storedSessions", "replay"
 REPEAT, TIMES, JSON = "$repeat", "times", "$json"
 MAX_REPEATED_CHARS = 65_536  # a `$repeat` builds an over-long key or text, not a memory test
+# `times` may name a length bound of the key type, give or take a whole number: `$maxLength`, `$maxLength+1`.
+KEY_BOUND = re.compile(r"\$(minLength|maxLength)(?:([+-])(\d+))?")
 
 
 def check(checker: CheckState) -> None:
@@ -55,7 +61,9 @@ def check(checker: CheckState) -> None:
     if not docs or not drives_keyed_prompts([d.data for d in checker.method_docs]):
         return
     methods = {d.data["method"] for d in checker.method_docs}
-    document, problems = traces_document(docs, methods)
+    key = checker.types.get(IDEMPOTENCY_KEY_TYPE)
+    bounds = {name: key[1][name] for name in ("minLength", "maxLength") if name in key[1]} if key else {}
+    document, problems = traces_document(docs, methods, bounds)
     checker.diagnostics.extend(problems)
     if not problems:
         checker.traces_json = canonical_json(document)
@@ -72,8 +80,14 @@ def drives_keyed_prompts(entries: list[dict[str, Any]]) -> bool:
     )
 
 
-def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """Every trace of every (structurally valid) file, checked, with `$repeat` values expanded; and the problems."""
+def traces_document(
+    docs: list[Document], methods: set[str], bounds: Mapping[str, int] | None = None
+) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Every trace of every (structurally valid) file, checked, with `$repeat` values expanded; and the problems.
+
+    `bounds` are the key type's `minLength` and `maxLength`, which a repeat's `times` may name.
+    """
+    bounds = bounds or {}
     diagnostics: list[Diagnostic] = []
     out: dict[str, Any] = {"description": "", "handshake": {}, "rules": {}, "needs": {}, "stepKinds": {}, "traces": []}
     seen: set[str] = set()
@@ -93,7 +107,7 @@ def traces_document(docs: list[Document], methods: set[str]) -> tuple[dict[str, 
     vocabulary = (out["handshake"].get("metaKey"), out["needs"])
     for doc in docs:
         for i, trace in enumerate(doc.data["traces"]):
-            checked = _check_trace(doc, ("traces", i), trace, methods, vocabulary, diagnostics)
+            checked = _check_trace(doc, ("traces", i), trace, methods, (*vocabulary, bounds), diagnostics)
             if checked is None:
                 continue
             if checked["id"] in seen:
@@ -112,11 +126,11 @@ def _check_trace(
     where: DataPath,
     trace: dict[str, Any],
     methods: set[str],
-    vocabulary: tuple[str | None, dict[str, Any]],
+    vocabulary: tuple[str | None, dict[str, Any], Mapping[str, int]],
     diagnostics: list[Diagnostic],
 ) -> dict[str, Any] | None:
     before = len(diagnostics)
-    meta_key, known_needs = vocabulary
+    meta_key, known_needs, bounds = vocabulary
     needs = trace.get("needs", [])
 
     def problem(path: DataPath, code: str, message: str) -> None:
@@ -159,7 +173,7 @@ def _check_trace(
             requests.add(str(body.get("as")))
         if kind in ("expect", "noSecondRound") and str(body.get("request")) not in requests:
             problem(("steps", j, kind, "request"), "unknown-request", "expects an answer to a request not sent yet")
-        _check_repeats(body, ("steps", j, kind), problem)
+        _check_repeats(body, ("steps", j, kind), problem, bounds)
         used = []
         if kind == "history":
             used.append((REPLAY, "a `history` step asks for replay"))
@@ -178,10 +192,24 @@ def _check_trace(
                 problem(("steps", j), "undeclared-need", f"{why}, so the trace must list `{name}` in `needs`")
     if len(diagnostics) > before:
         return None
-    return {name: _expand(trace.get(name, [])) for name in TRACE_FIELDS}
+    return {name: _expand(trace.get(name, []), bounds) for name in TRACE_FIELDS}
 
 
-def _check_repeats(value: Any, path: DataPath, problem: Any) -> None:
+def _times(times: Any, bounds: Mapping[str, int]) -> int | str:
+    """A repeat's count: a whole number as written, or the key bound it names; else why it is not one."""
+    if isinstance(times, int) and not isinstance(times, bool):
+        return times if times >= 0 else "`times` is a whole number, 0 or more"
+    found = KEY_BOUND.fullmatch(times) if isinstance(times, str) else None
+    if found is None:
+        return "`times` is a whole number, 0 or more, or a key bound such as `$maxLength+1`"
+    name, sign, offset = found.groups()
+    if name not in bounds:
+        return f"`times` names `{name}`, which the {IDEMPOTENCY_KEY_TYPE} type does not have"
+    count = bounds[name] + (int(offset) if sign == "+" else -int(offset or 0))
+    return count if count >= 0 else f"`times` comes to {count}, less than 0"
+
+
+def _check_repeats(value: Any, path: DataPath, problem: Any, bounds: Mapping[str, int]) -> None:
     """Every `{$repeat: TEXT, times: N}` must be exactly that, with a bounded result; every `{$json: TEXT}` too."""
     if isinstance(value, dict):
         if JSON in value:
@@ -191,19 +219,19 @@ def _check_repeats(value: Any, path: DataPath, problem: Any) -> None:
                 problem(path, "bad-json", f"a $json value is one JSON value written as a string: {reason}")
             return
         if REPEAT in value:
-            text, times = value.get(REPEAT), value.get(TIMES)
+            text, times = value.get(REPEAT), _times(value.get(TIMES), bounds)
             if set(value) != {REPEAT, TIMES} or not isinstance(text, str):
                 problem(path, "bad-repeat", "a repeat is exactly {$repeat: TEXT, times: N}")
-            elif not isinstance(times, int) or isinstance(times, bool) or times < 0:
-                problem((*path, TIMES), "bad-repeat", "`times` is a whole number, 0 or more")
+            elif isinstance(times, str):
+                problem((*path, TIMES), "bad-repeat", times)
             elif len(text) * times > MAX_REPEATED_CHARS:
                 problem((*path, TIMES), "bad-repeat", f"the repeat expands beyond {MAX_REPEATED_CHARS} characters")
             return
         for key, item in value.items():
-            _check_repeats(item, (*path, key), problem)
+            _check_repeats(item, (*path, key), problem, bounds)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check_repeats(item, (*path, i), problem)
+            _check_repeats(item, (*path, i), problem, bounds)
 
 
 def _json_problem(text: str) -> str | None:
@@ -228,17 +256,19 @@ def _json_problem(text: str) -> str | None:
     return None
 
 
-def _expand(value: Any) -> Any:
+def _expand(value: Any, bounds: Mapping[str, int]) -> Any:
     """Expand `{$repeat: TEXT, times: N}` and `{$json: TEXT}` into literal values, so that runners need no generator.
 
     `$json` exists for values YAML cannot spell, such as a string holding a lone surrogate (`"\\ud800"`).
     """
     if isinstance(value, dict):
         if set(value) == {REPEAT, TIMES}:
-            return value[REPEAT] * value[TIMES]
+            times = _times(value[TIMES], bounds)
+            assert isinstance(times, int), times  # checked by _check_repeats
+            return value[REPEAT] * times
         if set(value) == {JSON}:
             return json.loads(value[JSON])
-        return {k: _expand(v) for k, v in value.items()}
+        return {k: _expand(v, bounds) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v) for v in value]
+        return [_expand(v, bounds) for v in value]
     return value

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from acp_v2_schema.protocol import KnownErrorCode as Code
 from acp_v2_schema.reader import check
+from acp_v2_schema.retry import IDEMPOTENCY_KEY_MAX_LENGTH
 from agent_client import INITIALIZE, RawAgent, agent_command, environment, start_session
 
 from acp_v2_runtime import reference_agent
@@ -263,11 +264,12 @@ def agent_db_path(agent: RawAgent) -> str:
 
 
 # -- error data, text, ids, numbers --------------------------------------------------------------------------------
+TOO_LONG = "x" * (IDEMPOTENCY_KEY_MAX_LENGTH + 1)  # one code point over the spec's bound
 
 
 @pytest.mark.parametrize(
     ("key", "reason"),
-    [("", "malformed-key"), (5, "malformed-key"), ("x" * 256, "malformed-key"), ("\ud800", "malformed-key")],
+    [("", "malformed-key"), (5, "malformed-key"), (TOO_LONG, "malformed-key"), ("\ud800", "malformed-key")],
     ids=["empty", "number", "too-long", "lone-surrogate"],
 )
 def test_key_errors_carry_invalid_params_error_data(agent, key, reason):

@@ -12,6 +12,7 @@ import unicodedata
 import uuid
 
 import pytest
+from acp_v2_schema.retry import IDEMPOTENCY_KEY_MAX_LENGTH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,7 +134,10 @@ def test_ids_that_look_alike_are_separate_scopes(store_factory, first, second):
     assert a != b
 
 
-@pytest.mark.parametrize("key", ["", "k" * 256, 5, True, ["k"], {"k": 1}, "\ud800"], ids=repr)
+TOO_LONG = "k" * (IDEMPOTENCY_KEY_MAX_LENGTH + 1)  # one code point over the spec's bound
+
+
+@pytest.mark.parametrize("key", ["", TOO_LONG, 5, True, ["k"], {"k": 1}, "\ud800"], ids=repr)
 def test_lookup_with_a_malformed_key_raises_invalid_key(store_factory, key):
     ledger = KeyLedger(store_factory())
     with pytest.raises(InvalidKey):

@@ -145,7 +145,7 @@ def test_trace_sections_written_as_lists(tmp_path: Path, section: str) -> None:
     assert_rejected(root, "wrong-type")
 
 
-@pytest.mark.parametrize("times", ["abc", "100000000000", "-1", "2.5"])
+@pytest.mark.parametrize("times", ["abc", "100000000000", "-1", "2.5", "$minLength-2", "$length", "$maxLength*2"])
 def test_repeat_with_a_bad_or_huge_times(tmp_path: Path, times: str) -> None:
     root = real_project(tmp_path)
     text = (root / TRACES).read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """`idempotencyKey` under the generated JSON Schema and the generated pydantic models: the two must agree.
 
-Lengths are Unicode code points, as JSON Schema counts them: 255 emoji is a valid key.
+Lengths are Unicode code points, as JSON Schema counts them: as many emoji as the spec's maximum is a valid key. The
+bounds are the spec's (tests.support.key_rules), so a changed bound is tested at the new bound.
 """
 
 from __future__ import annotations
@@ -16,20 +17,24 @@ from acp_v2_schema.models._open_unions import error_paths
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+from tests.support import key_rules
+
 OMIT = object()
+RULES = key_rules()
+MIN, MAX = RULES.min_length, RULES.max_length or 0
 VALID = {
-    "one character": "k",
+    "shortest": "k" * MIN,
     "uuid": str(uuid.UUID(int=0x0B4F9C587A1E4D3B9F622C8E51D7A0C4)),
-    "255 ascii": "a" * 255,
-    "255 emoji": "\N{GRINNING FACE}" * 255,
-    "255 mixed non-ascii": ("é中\N{PILE OF POO}" * 85),
-    "whitespace only": "   ",
+    "longest ascii": "a" * MAX,
+    "longest emoji": "\N{GRINNING FACE}" * MAX,
+    "longest mixed non-ascii": ("é中\N{PILE OF POO}" * MAX)[:MAX],
+    "whitespace only": " " * max(MIN, 3),
     "upper case": "ABC-key",
 }
 INVALID = {
     "empty": "",
-    "256 ascii": "a" * 256,
-    "256 emoji": "\N{GRINNING FACE}" * 256,
+    "one over the longest ascii": "a" * (MAX + 1),
+    "one over the longest emoji": "\N{GRINNING FACE}" * (MAX + 1),
     "integer": 42,
     "float": 4.2,
     "boolean": True,

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from generator import paths
-from tests.support import ROOT
+from tests.support import ROOT, key_rules, real_spec
 
 SCRIPT = """
 import json, acp_v2_schema
 from acp_v2_schema.models import PromptRequest
 from acp_v2_schema.retry import may_resend
-assert acp_v2_schema.load_schema(unstable=True)["$defs"]["IdempotencyKey"]["maxLength"] == 255
+assert acp_v2_schema.load_schema(unstable=True)["$defs"]["KEY_TYPE"]["maxLength"] == MAX_LENGTH
 assert len(acp_v2_schema.load_policy()["methods"]) == ENTRIES
 r = PromptRequest.model_validate_json('{"sessionId":"s","prompt":[{"type":"text","text":"t"}],"idempotencyKey":"k"}')
 assert r.idempotency_key == "k"
-assert may_resend("session/prompt", "request", "no-response", has_key=True)
+assert may_resend("KEYED_METHOD", "KEYED_KIND", "AMBIGUOUS_FAILURE", has_key=True)
 import acp_v2_runtime
 from acp_v2_runtime.idempotency import InvalidKey, validate_key
 try:
@@ -48,8 +48,20 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
         capture_output=True,
         cwd=tmp_path,
     )
-    entries = len(list((ROOT / "spec" / "methods").glob("*.yaml")))  # one file per entry
-    script = SCRIPT.replace("ENTRIES", str(entries))
+    spec, rules = real_spec(), key_rules()  # what the installed package must say, read from the spec
+    keyed, ambiguous = spec.keyed_method, spec.ambiguous_failure
+    assert keyed is not None and ambiguous is not None
+    facts = {
+        "ENTRIES": str(len(spec.methods)),
+        "KEY_TYPE": rules.type_name,
+        "MAX_LENGTH": str(rules.max_length),
+        "KEYED_METHOD": keyed.name,
+        "KEYED_KIND": keyed.kind,
+        "AMBIGUOUS_FAILURE": ambiguous.name,
+    }
+    script = SCRIPT
+    for placeholder, value in facts.items():
+        script = script.replace(placeholder, value)
     done = subprocess.run([str(python), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path)
     assert done.stdout.startswith("ok ")
     _, schema_file, runtime_file = done.stdout.split()

@@ -12,5 +12,5 @@ IdempotencyKey = TypeAliasType(
     ],
 )
 """
-A Client-chosen, opaque token that ties every attempt of one user submission together. It is compared byte for byte (so it is case-sensitive) and its length is counted in Unicode code points: 1 to 255 of them. Clients draw it at random (a UUID v4, or at least as much entropy) when the user submits the input, keep it with the pending input, and send it unchanged on every attempt. Agents never show it to anyone else.
+A Client-chosen, opaque token that ties every attempt of one user submission together. It is compared byte for byte (so it is case-sensitive) and its length, bounded by minLength and maxLength, is counted in Unicode code points. Clients draw it at random (a UUID v4, or at least as much entropy) when the user submits the input, keep it with the pending input, and send it unchanged on every attempt. Agents never show it to anyone else.
 """
