@@ -52,8 +52,11 @@ def _cancel_then_insert() -> None:
     def on_notification(self: Any, method: str, raw: Any) -> None:
         rid = raw.get("requestId") if isinstance(raw, dict) else None
         if method == M.CANCEL_REQUEST and rid in self.keyed_ids:
-            self.__dict__.setdefault("told", set()).add(rid)
-            original_send(self, {"id": rid, "error": {"code": Code.REQUEST_CANCELLED, "message": "Request cancelled"}})
+            told = self.__dict__.setdefault("told", set())
+            if rid not in told:  # one answer per request, however often it is cancelled
+                told.add(rid)
+                cancelled = {"code": Code.REQUEST_CANCELLED, "message": "Request cancelled"}
+                original_send(self, {"id": rid, "error": cancelled})
             return  # and the prompt goes on
         original_notification(self, method, raw)
 
@@ -99,7 +102,7 @@ def _restart_rerun() -> None:
                 session.worker = asyncio.get_running_loop().create_task(self.work(session))
         return result
 
-    ref.Agent.session_resume = session_resume  # type: ignore[method-assign]
+    ref.HANDLERS[M.SESSION_RESUME] = session_resume  # the Agent dispatches through this table
 
 
 def _new_message_id() -> None:

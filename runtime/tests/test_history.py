@@ -10,7 +10,7 @@ import pytest
 from agent_client import environment
 
 from acp_v2_runtime.conformance.history import INVARIANTS, Shape, check, generate
-from acp_v2_runtime.conformance.history.run import Attempt, History
+from acp_v2_runtime.conformance.history.run import Attempt, History, Work
 from acp_v2_runtime.conformance.history.schedule import kept
 
 PLANTED = Path(__file__).with_name("planted_agent.py")
@@ -54,7 +54,7 @@ def test_the_check_names_each_broken_invariant_of_a_history():
     h = History(1, [], 0.0)
     h.attempts = [_attempt(1, "k1", "ok", "m1"), _attempt(2, "k1", "ok", "m9"), _attempt(3, "k2", "error")]
     h.stored = {0: [("m1", "content k1"), ("m2", "content k1"), ("m3", "content k2")]}
-    h.rounds = {0: 4}
+    h.work = [Work(0, 0, 0, 2, 1), Work(0, 1, 0, 1, 1)]
     found = {v.invariant for v in check(h, bound=10, lease=2)}
     assert found == {"at-most-one", "success-names-stored", "errors-mean-nothing", "no-insert-after-cancel",
                      "no-second-round"}  # fmt: skip

@@ -23,7 +23,8 @@ INVARIANTS = {
     " succeeded (or got no answer: it may have)",
     "reuse-never-inserts": "a key reused with other content after it was recorded never inserts that content",
     "answered-within-bound": "every attempt on a live connection is answered within the stated bound",
-    "no-second-round": "no retry, restart or failover starts a second round of work: rounds <= stored messages",
+    "no-second-round": "no retry, restart or failover starts a second round of work: each round of work an Agent"
+    " process reports for a session follows a new user message it reported",
     "protocol": "every line is valid JSON-RPC of the spec's types, and no key appears in updates or listings",
 }
 
@@ -177,18 +178,17 @@ def _bound(history: History, bound: float, lease: float) -> list[Violation]:
 
 
 def _rounds(history: History) -> list[Violation]:
-    found = []
-    for session, rounds in history.rounds.items():
-        messages = len(history.stored.get(session, []))
-        if rounds > messages:
-            found.append(
-                Violation(
-                    "no-second-round",
-                    f"session {session}: the Agents reported {rounds} rounds of work (idle to running) for"
-                    f" {messages} stored user message(s)",
-                )
-            )
-    return found
+    # Per process: a round may serve several messages queued together, but a round with no new message behind it
+    # is work nobody asked that process for (a retry's, a resumed session's, another process's).
+    return [
+        Violation(
+            "no-second-round",
+            f"session {w.session}: agent {w.instance} (process {w.generation + 1}) reported {w.rounds} round(s) of"
+            f" work (idle to running) after {w.fresh} new user message(s)",
+        )
+        for w in history.work
+        if w.rounds > w.fresh
+    ]
 
 
 def _code_name(code: int | None) -> str:

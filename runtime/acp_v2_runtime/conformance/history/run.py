@@ -87,9 +87,21 @@ class History:
     attempts: list[Attempt] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     stored: dict[int, list[tuple[str, str]]] = field(default_factory=dict)  # session -> [(messageId, content)]
-    rounds: dict[int, int] = field(default_factory=dict)  # session -> rounds of work reported live
+    work: list[Work] = field(default_factory=list)  # what each process reported, per session
     problems: list[str] = field(default_factory=list)  # protocol problems the connections saw
     requests: int = 0
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one Agent process reported live for one session: rounds of work begun (idle to running) and new user
+    messages (`user_message` updates: an insertion it made)."""
+
+    session: int
+    instance: int
+    generation: int
+    rounds: int
+    fresh: int
 
 
 class NeedsMissing(Exception):
@@ -166,6 +178,7 @@ class _Schedule:
         self.conns: list[TimedConnection | None] = [None] * runner.instances
         self.generation = [0] * runner.instances
         self.all_conns: list[TimedConnection] = []
+        self.process: dict[int, tuple[int, int]] = {}  # id(conn) -> (instance, generation)
         self.session_ids: list[str] = []
         self.by_step: dict[int, Attempt] = {}
         self.background: list[asyncio.Task[Any]] = []
@@ -186,6 +199,7 @@ class _Schedule:
             await self._resume(conn, sid)
         self.conns[index] = conn
         self.all_conns.append(conn)
+        self.process[id(conn)] = (index, self.generation[index])
 
     async def _resume(self, conn: TimedConnection, sid: str) -> None:
         """Resume a stored session on a new process; tried again while the store is stalled or restarting."""
@@ -205,6 +219,7 @@ class _Schedule:
         try:
             first = await self.runner._start(self.db, self.workdir, self.secrets)
             self.all_conns.append(first)
+            self.process[id(first)] = (0, 0)
             for _ in range(self.runner.sessions):
                 result = await self.runner._call(first, M.SESSION_NEW, {"cwd": self.workdir, "mcpServers": []})
                 self.session_ids.append(str(result.get("sessionId")))
@@ -345,7 +360,7 @@ class _Schedule:
                 self.history.problems.append(conn.problem)
 
     async def _read_back(self) -> None:
-        """What the store holds: each session replayed from the start by a new process; rounds seen live."""
+        """What the store holds: each session replayed from the start by a new process; the work seen live."""
         judge = await self.runner._start(self.db, self.workdir, self.secrets)
         self.all_conns.append(judge)
         for session, sid in enumerate(self.session_ids):
@@ -365,9 +380,13 @@ class _Schedule:
                     texts[mid] = texts.get(mid, "") + _text(update.get("content"))
             self.history.stored[session] = list(texts.items())
         await judge.close()
-        live = [c for c in self.all_conns if c is not judge]
-        for session, sid in enumerate(self.session_ids):
-            self.history.rounds[session] = sum(_rounds(conn, sid) for conn in live)
+        for conn in self.all_conns:
+            if conn is judge:
+                continue
+            instance, generation = self.process[id(conn)]
+            for session, sid in enumerate(self.session_ids):
+                rounds, fresh = _work(conn, sid)
+                self.history.work.append(Work(session, instance, generation, rounds, fresh))
 
 
 def _text(content: Any) -> str:
@@ -376,15 +395,20 @@ def _text(content: Any) -> str:
     return "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
-def _rounds(conn: Connection, session_id: str) -> int:
-    """How many rounds of work a connection reported for a session: each time its state became running."""
-    state, rounds = "idle", 0
-    for note in conn.notifications:
+def _work(conn: Connection, session_id: str) -> tuple[int, int]:
+    """The rounds of work a connection reported for a session (each time its state became running) and the new
+    user messages it reported (no connection but the judge's asks for a replay, so each is an insertion)."""
+    state, rounds, fresh = "idle", 0, set()
+    for index, note in enumerate(conn.notifications):
         params = note.get("params") or {}
         update = params.get("update") or {}
-        if params.get("sessionId") != session_id or update.get("sessionUpdate") != "state_update":
+        if params.get("sessionId") != session_id:
+            continue
+        if update.get("sessionUpdate") in USER_MESSAGE:
+            fresh.add(update.get("messageId") or index)  # chunks of one message count once
+        if update.get("sessionUpdate") != "state_update":
             continue
         if update.get("state") == "running" and state != "running":
             rounds += 1
         state = update.get("state")
-    return rounds
+    return rounds, len(fresh)

@@ -96,6 +96,8 @@ def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
     made: list[Step] = []
     submissions: list[int] = []  # step numbers of keyed submissions
     attempts: list[int] = []  # step numbers of every prompt sent
+    where: dict[int, tuple[int, int]] = {}  # step number of a submission -> (instance, session) of its first attempt
+    held: list[tuple[int, int]] = []  # (instance, session) of each held attempt not yet released
     for n in range(steps):
         op = rng.choices(ops, weights)[0]
         if op in ("retry", "reuse") and not submissions:
@@ -108,9 +110,14 @@ def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
         if op == "prompt":
             step = Step(n, op, instance, session, hold=hold)
             submissions.append(n)
+            where[n] = (instance, session)
         elif op in ("retry", "reuse"):
-            # Recent submissions are retried most, as a Client does; any of them may be.
+            # Recent submissions are retried most, as a Client does; any of them may be. Most retries go to another
+            # Agent than the first attempt's (a failover): the case where what one Agent knows must reach the rest.
             subject = submissions[-1 - min(int(rng.expovariate(0.7)), len(submissions) - 1)]
+            first = where[subject][0]
+            if shape.instances > 1 and instance == first and rng.random() < 0.7:
+                instance = (first + 1 + rng.randrange(shape.instances - 1)) % shape.instances
             step = Step(n, op, instance, session, subject=subject, hold=hold and op == "retry")
         elif op == "unkeyed":
             step = Step(n, op, instance, session, hold=hold)
@@ -121,10 +128,18 @@ def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
             step = Step(n, op, seconds=shape.stall_seconds)
         elif op == "pause":
             step = Step(n, op, seconds=round(rng.uniform(0.05, 0.6), 2))
+        elif op == "release" and held and rng.random() < 0.8:
+            # Mostly the holds a schedule made, so that a held attempt goes on after what came while it waited.
+            instance, session = held.pop(rng.randrange(len(held)))
+            held[:] = [h for h in held if h != (instance, session)]
+            step = Step(n, op, instance, session)
         else:
             step = Step(n, op, instance, session)
         if op in ("prompt", "retry", "reuse", "unkeyed"):
             attempts.append(n)
+            if step.hold:
+                target = where[step.subject][1] if op == "retry" else step.session
+                held.append((step.instance, target))
         made.append(step)
     return made
 
