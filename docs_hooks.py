@@ -57,7 +57,7 @@ def _root(config: MkDocsConfig) -> Path:
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Fill the banner's version and pinned-schema link from the generator, where each is written once."""
     from generator.read.published import UPSTREAM_PACKAGE, UPSTREAM_VERSION
-    from generator.render.python_pkg import PACKAGE_VERSION
+    from generator.render.python.package import PACKAGE_VERSION
 
     config.extra["spec_version"] = PACKAGE_VERSION
     config.extra["pinned_schema_name"] = f"{UPSTREAM_PACKAGE} {UPSTREAM_VERSION}"

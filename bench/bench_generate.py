@@ -15,7 +15,7 @@ noise hits both alike; each line is the median of its rounds against the median 
 4. Scale: a full run on a synthetic spec with 4x the methods and types (the real spec plus three renamed copies of
    every method and type file), in time (goal: <= 4) and in peak resident memory (goal: <= 3); in the first
    SCALE_ROUNDS rounds only (each takes several full runs' time). The code generator runs in a worker process of
-   the generator's (generator/render/codegen.py), so the memory figure of a run is the generator process's peak
+   the generator's (generator/render/python/codegen.py), so the memory figure of a run is the generator process's peak
    plus its worker's: an upper bound on what they hold at once (the short ruff runs, as before, are not counted).
 """
 
@@ -38,7 +38,7 @@ from bench.common import Ratio, compile_generator
 from generator.check import semantics
 from generator.model import naming
 from generator.model.spec import REF_PREFIX
-from generator.render.codegen import command_line, options
+from generator.render.python.codegen import command_line, options
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 7  # medians of seven: the first round's colder caches weigh no more than any other
@@ -59,7 +59,7 @@ import atexit, resource, runpy, sys
 report = sys.argv.pop(1)
 
 def write_report():
-    codegen = sys.modules.get("generator.render.codegen")
+    codegen = sys.modules.get("generator.render.python.codegen")
     peaks = [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, *getattr(codegen, "worker_peaks", ())]
     with open(report, "w") as out:
         out.write(" ".join(map(str, peaks)))

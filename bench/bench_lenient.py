@@ -47,7 +47,7 @@ _CHILD = "import json, sys; from bench.bench_lenient import measure; print(json.
 def _strict_package(dest: Path) -> None:
     """The generated package without the lenient read, importable as `_STRICT` from `dest`."""
     from generator.pipeline import load_spec
-    from generator.render.python_pkg import MODELS, PACKAGE, models_files
+    from generator.render.python.package import MODELS, PACKAGE, models_files
 
     package = dest / _STRICT
     shutil.copytree(ROOT / PACKAGE, package)

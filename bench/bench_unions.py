@@ -53,7 +53,7 @@ _CHILD = "import json, sys; from bench.bench_unions import measure; print(json.d
 def _closed_package(dest: Path, name: str, *, keep_unknown_fields: bool) -> str:
     """The generated package with closed unions, importable as `name` from `dest`."""
     from generator.pipeline import load_spec
-    from generator.render.python_pkg import MODELS, PACKAGE, models_files
+    from generator.render.python.package import MODELS, PACKAGE, models_files
 
     package = dest / name
     shutil.copytree(ROOT / PACKAGE, package)

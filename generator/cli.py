@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(command: str, root: Path, spec_dir: Path, *, force: bool) -> int:
-    from .render import codegen, described
     from .render.incremental import memo_path
+    from .render.python import codegen, described
 
     generating = command == "generate"
     # A run with no memo of the code generator's output will most likely run it: the worker starts first, to import

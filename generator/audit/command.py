@@ -29,14 +29,14 @@ __all__ = ["FetchError", "Report", "compare", "main", "published_entries", "run_
 def compare(spec: Any, published: dict[str, Any], published_stable: dict[str, Any] | None = None) -> list[Difference]:
     """Every difference between the spec (a model.Spec) and a published schema, sorted.
 
-    Our side is what we publish: the two bundles of generator/render/schema.py, in the shape we publish them
+    Our side is what we publish: the two bundles of generator/render/schema/bundles.py, in the shape we publish them
     (generator/model/upstream_form.py: a union's inline variants have no def there). With the published stable file
     too, each file is compared with its counterpart (stable with stable, all with all), def by def and property
     by property beside the wire comparison, and so is the stability of every def and property
     (generator/audit/surface_compare.py); a difference found in one file only says which.
     """
     from ..model.upstream_form import published as published_form
-    from ..render.schema import bundle as internal_bundle
+    from ..render.schema.bundles import bundle as internal_bundle
 
     def bundle(spec: Any, *, unstable: bool) -> dict[str, Any]:
         return published_form(internal_bundle(spec, unstable=unstable))

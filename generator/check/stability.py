@@ -2,7 +2,7 @@
 
 A method entry says `stability: stable | unstable` (spec/methods/). A type, or one property of a type, says
 `x-stability: unstable` right after its description (spec/types/); without it, it is stable. What is unstable is
-left out of `schema.json` and marked in every output that shows it (generator/render/stability.py).
+left out of `schema.json` and marked in every output that shows it (generator/render/schema/stability.py).
 
 The meaning checks here keep the stable surface whole, so that leaving out what is unstable leaves no dangling
 `$ref` and no stable type that nothing stable uses:

@@ -17,7 +17,7 @@ from ..diagnostics import Location
 from ..model.spec import SIDE_OF_DIRECTION
 from ..model.upstream_form import published
 from ..read.loader import DataPath, Document, load_document
-from ..render.schema import _refs as refs_of  # one reading of $refs, shared with the schema renderer
+from ..render.schema.bundles import _refs as refs_of  # one reading of $refs, shared with the schema renderer
 
 SPEC, SCHEMA = "spec", "schema"  # the two kinds of snapshot: a full spec, or only what a JSON Schema holds
 

@@ -168,7 +168,7 @@ def model_classes(types: dict[str, Any]) -> dict[str, str]:
     """The public class names the models give besides the types' own, each with the type it belongs to, from the
     spec's types alone (what `diff` compares): named branches (as `named_branches` names them), fallbacks, and the
     variants a type extends."""
-    # the code generator's input is closed and flattened (render/python_pkg.py) before its branches are named
+    # the code generator's input is closed and flattened (render/python/package.py) before its branches are named
     closed = unions.closed({"$defs": types})
     # the tagged unions first: naming the branches changes the closed schemas in place
     tagged = {

@@ -8,7 +8,7 @@ The published ACP v2 schema marks properties with three annotations, which its S
 - `x-deserialize-default-on-null`: an explicit `null` is taken as the property's default (omitted).
 
 They are spec data, written on the properties of spec/types/*.yaml as upstream places them, emitted in both
-schema files unchanged, and honoured by the generated pydantic models (generator/render/lenient_rules.py). This
+schema files unchanged, and honoured by the generated pydantic models (generator/render/python/lenient_rules.py). This
 module checks where they stand and reads them for the model.
 """
 

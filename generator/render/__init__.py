@@ -1,5 +1,9 @@
 """Rendering: one renderer per artifact. Each takes the model and returns {path relative to the project root: text}.
 
+The renderers are grouped by what they write, as generator/templates/ is: `schema/` (the published schemas),
+`python/` (the Python package), `sdk/` (the tables, vectors and traces SDKs read) and `docs/` (the pages). The
+modules at this level serve every group: the Jinja environment, the generated-file markers, incremental rendering.
+
 Rendering has two phases. Phase 1 renders code, data and the pages that quote no code. Phase 2 renders pages
 that quote phase-1 output; each of those renderers also receives the files of the phase-1 renderers it names, so
 a page shows exactly the bytes that are written and nothing is rendered twice. A renderer with slow work that
@@ -75,24 +79,35 @@ _SCHEMA_IGNORES = (
 _POLICY_KEEPS = ("failure_kinds", "decisions", "classes", "methods", "error_rules", "other_error", "client_timings")
 _NOT_FOR_CODE = frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spec.families"})
 UNITS: tuple[Unit, ...] = (
-    Unit("schema", "schema", "render", _SCHEMA_IGNORES),
-    Unit("meta", "meta", "render", _SCHEMA_IGNORES),
-    Unit("policy", "policy", "render", _PAGE_ONLY | _spec_except(*_POLICY_KEEPS)),
-    Unit("python", "python_pkg", "render", _PAGE_ONLY | _NOT_FOR_CODE, start="models_started"),
-    Unit("traces", "traces", "render", _spec_except("traces_json")),
-    Unit("sdk-code", "sdk", "render_code", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.client_timings"}),
-    Unit("compat-rules", "compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
-    Unit("codes-page", "codes_page", "render", _spec_except()),
+    Unit("schema", "schema.bundles", "render", _SCHEMA_IGNORES),
+    Unit("meta", "schema.meta", "render", _SCHEMA_IGNORES),
+    Unit("policy", "sdk.policy", "render", _PAGE_ONLY | _spec_except(*_POLICY_KEEPS)),
+    Unit("python", "python.package", "render", _PAGE_ONLY | _NOT_FOR_CODE, start="models_started"),
+    Unit("traces", "sdk.traces", "render", _spec_except("traces_json")),
+    Unit("sdk-code", "sdk.tables", "render_code", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.client_timings"}),
+    Unit("compat-rules", "docs.compat_rules", "render", _spec_except("failure_kinds", "decisions", "classes")),
+    Unit("codes-page", "docs.codes_page", "render", _spec_except()),
     # The docs pages quote no generated file, so they are in phase 1; three units, so that an edit re-renders few.
-    Unit("docs-methods", "docs", "render_method_pages", frozenset({"Spec.traces_json", "Spec.upstream_differences"})),
-    Unit("docs-differences", "docs", "render_differences_page", _spec_except("upstream_differences")),
+    Unit(
+        "docs-methods",
+        "docs.pages",
+        "render_method_pages",
+        frozenset({"Spec.traces_json", "Spec.upstream_differences"}),
+    ),
+    Unit("docs-differences", "docs.pages", "render_differences_page", _spec_except("upstream_differences")),
     Unit(
         "docs-types",
-        "docs",
+        "docs.pages",
         "render_type_pages",
         _spec_except("methods", "types", "families") | (_PAGE_ONLY - {"Method.example"}),
     ),
-    Unit("sdk-page", "sdk", "render_page", _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.types"}, quotes=("sdk-code", "python")),
+    Unit(
+        "sdk-page",
+        "sdk.tables",
+        "render_page",
+        _PAGE_ONLY | _NOT_FOR_CODE | {"Spec.types"},
+        quotes=("sdk-code", "python"),
+    ),
 )
 
 

@@ -12,7 +12,8 @@ import pytest
 
 import generator.render as render
 from generator.pipeline import load_spec, read_spec
-from generator.render import codegen, traces
+from generator.render.python import codegen
+from generator.render.sdk import traces
 from tests.faults.support import real_project
 from tests.support import make_project, run_generator, tree
 
@@ -66,7 +67,7 @@ def test_each_spec_file_is_read_once_per_run(tmp_path: Path, monkeypatch: pytest
     assert opened and len(opened) == len(set(opened)), sorted(opened)
 
 
-# A worker that answers with the library's error, and one that dies without an answer (render/codegen.py).
+# A worker that answers with the library's error, and one that dies without an answer (render/python/codegen.py).
 FAILING_WORKERS = (
     ("import json, sys; sys.stdin.read(); print(json.dumps({'error': 'ValueError: no models today'}))", "no models"),
     ("import os; os._exit(3)", "ended without an answer (exit status 3)"),

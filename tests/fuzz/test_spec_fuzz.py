@@ -38,9 +38,9 @@ FIXTURE_POOL = string_pool(FIXTURE_SPEC)
 # Every renderer but the two that take most of a second or more per run: the Python package
 # (datamodel-code-generator and ruff) and the JSON Schema (it checks what it emits against the meta-schema), and
 # the page that quotes the Python package. The second property runs them all on every valid draw.
-_COSTLY = ("generator.render.python_pkg", "generator.render.schema")
+_COSTLY = ("generator.render.python.package", "generator.render.schema.bundles")
 CHEAP_RENDERERS = tuple(r for r in render.CODE_RENDERERS if r.__module__ not in _COSTLY)
-CHEAP_PAGES = tuple(p for p in render.PAGE_RENDERERS if p.__module__ != "generator.render.sdk")
+CHEAP_PAGES = tuple(p for p in render.PAGE_RENDERERS if p.__module__ != "generator.render.sdk.tables")
 
 
 def _assert_diagnostics(err: str) -> None:

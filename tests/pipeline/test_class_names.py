@@ -8,7 +8,7 @@ from pathlib import Path
 
 from generator.model import class_names
 from generator.pipeline import load_spec
-from generator.render import python_pkg
+from generator.render.python import package as python_pkg
 from tests.support import ROOT
 
 NUMBERED = re.compile(r"[A-Za-z]+[0-9]+$")

@@ -10,7 +10,7 @@ import pytest
 
 from generator import codes
 from generator.diagnostics import Diagnostic, Location
-from generator.render import codes_page
+from generator.render.docs import codes_page
 from tests.support import ROOT
 
 # Every module of the generator package (the front end, the diff, the renderers) but the registry itself.

@@ -14,7 +14,7 @@ from acp_v2_schema import models
 from acp_v2_schema.reader import ROUTES
 from pydantic import TypeAdapter, ValidationError
 
-from generator.render.open_unions import const_tag
+from generator.render.python.open_unions import const_tag
 from tests.support import ROOT
 
 METHOD = "elicitation/create"

@@ -25,8 +25,10 @@ from generator.diagnostics import SpecError
 from generator.model import spec as model
 from generator.pipeline import load_spec, read_spec
 from generator.read.parsecache import PARSE_CACHE_FILE, ParseCache
-from generator.render import UNITS, described, python_pkg, render_all, templates
+from generator.render import UNITS, render_all, templates
 from generator.render.incremental import MEMO_DIR, RenderCache, digest, memoized_each
+from generator.render.python import described
+from generator.render.python import package as python_pkg
 from generator.write import cache
 from tests.fuzz.conftest import record, scaled
 from tests.support import ROOT, make_project, run_generator, tree

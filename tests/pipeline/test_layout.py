@@ -17,6 +17,9 @@ import generator
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "__main__"  # `python -m generator`: part of the command line
 MAX_TOP_MODULES = 6  # modules at the top of generator/, its __init__ and __main__ aside
+# generator/render/ by what each group writes, as generator/templates/ is laid out, and what all of them share
+RENDER_GROUPS = ("docs", "python", "schema", "sdk")
+RENDER_SHARED = ("incremental", "markers", "templates")
 
 
 def modules(root: Path, package: str) -> dict[str, Path]:
@@ -153,6 +156,16 @@ def test_few_modules_at_the_top_of_the_generator() -> None:
     top = sorted(p.stem for p in (ROOT / "generator").glob("*.py") if p.stem not in ("__init__", ENTRY))
     assert len(top) <= MAX_TOP_MODULES, top
     assert set(top) <= {*generator.SHARED, *generator.STAGES}
+
+
+def test_render_is_grouped_by_what_it_writes() -> None:
+    """Each renderer lives in the group of what it writes; only what every group shares sits at the top."""
+    from generator.render import UNITS
+
+    render = ROOT / "generator" / "render"
+    assert sorted(p.stem for p in render.glob("*.py") if p.stem != "__init__") == list(RENDER_SHARED)
+    assert sorted(p.name for p in render.iterdir() if (p / "__init__.py").is_file()) == list(RENDER_GROUPS)
+    assert [u.name for u in UNITS if u.module.split(".")[0] not in RENDER_GROUPS] == []
 
 
 def test_the_checks_find_a_circle_and_a_backward_import(tmp_path: Path) -> None:

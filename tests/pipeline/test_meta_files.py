@@ -7,7 +7,7 @@ import json
 from generator import paths
 from generator.model import naming
 from generator.pipeline import load_spec
-from generator.render import meta
+from generator.render.schema import meta
 from tests.support import ROOT
 
 SPEC = load_spec(ROOT / "spec", ROOT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import venv
@@ -38,6 +39,8 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    # The fresh environment sees only what it installed, not a PYTHONPATH that a copy of the repository sets.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     subprocess.run(
         [
             str(python),
@@ -47,6 +50,7 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
         cwd=tmp_path,
+        env=env,
     )
     spec, rules = real_spec(), key_rules()  # what the installed package must say, read from the spec
     keyed, ambiguous = spec.keyed_method, spec.ambiguous_failure
@@ -62,7 +66,9 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     script = SCRIPT
     for placeholder, value in facts.items():
         script = script.replace(placeholder, value)
-    done = subprocess.run([str(python), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [str(python), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert done.stdout.startswith("ok ")
     _, schema_file, runtime_file = done.stdout.split()
     for installed in (schema_file, runtime_file):  # imported from the install, not from the source tree
@@ -75,6 +81,7 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=env,
         timeout=300,
         check=False,
     )

@@ -6,11 +6,11 @@ added without its line here, and the limits it mentions are the loader's own con
 
 from __future__ import annotations
 
-from .. import codes, paths
-from ..model.spec import Spec
-from ..read import loader, specfiles
-from .markers import markdown_header
-from .templates import render_output
+from ... import codes, paths
+from ...model.spec import Spec
+from ...read import loader, specfiles
+from ..markers import markdown_header
+from ..templates import render_output
 
 PAGE = paths.DIAGNOSTIC_CODES_PAGE
 SOURCE = "generator/codes.py"

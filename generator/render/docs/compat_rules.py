@@ -6,11 +6,11 @@ the page follows a rename in spec/retry-classes.yaml like every other page.
 
 from __future__ import annotations
 
-from .. import paths
-from ..compat_rules import AREAS, BREAKING, RULES, Rule
-from ..model.spec import Spec
-from .markers import markdown_header
-from .templates import render_output
+from ... import paths
+from ...compat_rules import AREAS, BREAKING, RULES, Rule
+from ...model.spec import Spec
+from ..markers import markdown_header
+from ..templates import render_output
 
 PAGE = paths.COMPATIBILITY_PAGE
 SOURCE = "generator/compat_rules.py"

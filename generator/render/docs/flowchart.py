@@ -7,7 +7,7 @@ alike, and each group then ends in one decision or branches per class.
 
 from __future__ import annotations
 
-from ..model.spec import ErrorRule, Spec
+from ...model.spec import ErrorRule, Spec
 
 # What each decision tells the SDK to do; the decision vocabulary is fixed (semantics.KNOWN_DECISIONS).
 OUTCOMES = {

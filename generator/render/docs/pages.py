@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from .. import paths
-from ..check.stability import UNSTABLE
-from ..model import refinements, unions
-from ..model.spec import DIRECTION_TITLES, REF_PREFIX, Example, Method, Spec, TypeDef
-from ..read.published import UPSTREAM_PACKAGE, UPSTREAM_VERSION
+from ... import paths
+from ...check.stability import UNSTABLE
+from ...model import refinements, unions
+from ...model.spec import DIRECTION_TITLES, REF_PREFIX, Example, Method, Spec, TypeDef
+from ...read.published import UPSTREAM_PACKAGE, UPSTREAM_VERSION
+from ..markers import markdown_header
+from ..templates import METHOD_PAGE_TEMPLATE, TYPE_PAGE_TEMPLATE
+from ..templates import render as render_template
 from .flowchart import flowchart
-from .markers import markdown_header
-from .templates import METHOD_PAGE_TEMPLATE, TYPE_PAGE_TEMPLATE
-from .templates import render as render_template
 from .type_examples import type_examples
 
 CLASSES_SOURCE = "spec/retry-classes.yaml"

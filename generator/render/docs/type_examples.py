@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..check import schema_check
-from ..model.spec import REF_PREFIX, Spec
+from ...check import schema_check
+from ...model.spec import REF_PREFIX, Spec
 
 _STRINGS_BY_FORMAT = {"uri": "https://example.com/", "date-time": "2026-01-01T12:00:00Z"}
 _MAX_DEPTH = 8  # recursive types (content inside content) stop here

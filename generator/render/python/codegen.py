@@ -1,7 +1,7 @@
 """datamodel-code-generator, called as a library in this process or in a worker process of its own.
 
 The code generator takes most of a full run, and it shares nothing with the other renderers: its input (the
-schema's skeleton, render/described.py) is known as soon as the model is built. So `render_all` hands that input
+schema's skeleton, render/python/described.py) is known as soon as the model is built. So `render_all` hands that input
 to a worker process (`begin`) before it renders anything else, and the Python renderer takes the worker's output
 when it gets there (`take`); on two cores the rest of the run costs little more than waiting. A run that is likely
 to need the code generator (no memo of its output yet) starts the worker before the spec is even loaded (`warm`),
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 TARGET_PYTHON = "3.10"
 # Run in the worker: the project folder first on the path, so that it imports this module, whatever the cwd.
-_ENTRY = "import sys; sys.path.insert(0, sys.argv[1]); from generator.render.codegen import serve; serve()"
-_PROJECT = Path(__file__).resolve().parents[2]
+_ENTRY = "import sys; sys.path.insert(0, sys.argv[1]); from generator.render.python.codegen import serve; serve()"
+_PROJECT = Path(__file__).resolve().parents[3]
 # The library's modules that its `generate` imports on first call: the worker imports them before its input comes.
 _LIBRARY_MODULES = (
     "datamodel_code_generator.config",

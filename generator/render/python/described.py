@@ -12,7 +12,7 @@ What makes the substitution exact, and what is checked rather than assumed:
 - only descriptions that the library writes verbatim become tokens: one printable line with no surrounding
   white space, no backslash and no triple quote (it escapes those); any other description stays in the skeleton
   as it is, so its text is part of the memo's key. An unstable item's description is the fixed unstable
-  paragraph (render/stability.py) and then such a line: the paragraph stays, and the line becomes a token;
+  paragraph (render/schema/stability.py) and then such a line: the paragraph stays, and the line becomes a token;
 - a schema holding any text that contains the token prefix is given to the library as it is;
 - every token in the output must stand alone on a line between the `\"\"\"` lines of a docstring, indented
   alike (the form the library gives a docstring it writes for a description); when one appears anywhere else,
@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .incremental import memoized, remembered
-from .stability import MARKED_HEAD
+from ..incremental import memoized, remembered
+from ..schema.stability import MARKED_HEAD
 
 _PREFIX = "AcpDescribedText"
 MEMO_STEP = "models-skeleton"  # the name of the memo of the skeleton's models
@@ -59,7 +59,7 @@ def models(document: dict[str, Any], generate: Callable[[str], str]) -> str:
 
 def begin(document: dict[str, Any], start: Callable[[str], None]) -> None:
     """Call `start` with the text that `models(document, ...)` will give the code generator, unless the memo
-    holds its output: so that it can start early, elsewhere (render/codegen.py)."""
+    holds its output: so that it can start early, elsewhere (render/python/codegen.py)."""
     whole = json.dumps(document)
     if _PREFIX in whole:
         start(whole)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from ..model import refinements
-from ..model.spec import REF_PREFIX, Lenience, Spec
+from ...model import refinements
+from ...model.spec import REF_PREFIX, Lenience, Spec
 
 # The flags of one field, as models/_salvage.py reads them.
 ON_ERROR, SKIP_INVALID_ITEMS, ON_NULL, REQUIRED = 1, 2, 4, 8

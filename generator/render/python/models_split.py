@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .markers import python_header
+from ..markers import python_header
 
 # -- Splitting the models into family modules ----------------------------------------------------------------------
 #
@@ -269,7 +269,7 @@ def _module_text(
         out += "\n\n" + "\n\n".join(blocks[True])
     if aliases or inherited_aliases:
         out += "\n\n# Named in annotations only; bound once this module's classes exist (pydantic resolves them on\n"
-        out += "# first use). The layout is explained in generator/render/python_pkg.py.\n"
+        out += "# first use). The layout is explained in generator/render/python/package.py.\n"
         for dep in sorted(aliases | inherited_aliases):
             unused = "  # noqa: F401 (for inherited annotations)" if dep not in aliases else ""
             out += f"from . import {dep} as {_module_alias(dep)}{unused}\n"

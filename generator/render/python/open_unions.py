@@ -22,10 +22,10 @@ import ast
 import re
 from typing import Any
 
-from .. import paths
-from ..model import naming, unions
-from ..model.spec import REF_PREFIX, Spec
-from .templates import PARTIALS, render, render_output
+from ... import paths
+from ...model import naming, unions
+from ...model.spec import REF_PREFIX, Spec
+from ..templates import PARTIALS, render, render_output
 
 UNKNOWN_TAG = "__unknown__"  # the Tag of a dispatched fallback; never a value on the wire (it is never looked up)
 KNOWN_LABEL = "(known variants)"  # labels of a union's two branches in validation errors

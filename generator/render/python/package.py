@@ -1,8 +1,8 @@
 """generated/python: the pip-installable `acp-v2-schema` distribution (import `acp_v2_schema`).
 
 Models come from datamodel-code-generator, called as a library on the unstable schema bundle (on its skeleton:
-render/described.py), in a worker process started before the other renderers run (render/codegen.py); they are
-split into one module per type family (`acp_v2_schema/models/<family>.py`, after `spec/types/<family>.yaml`) behind
+described.py), in a worker process started before the other renderers run (codegen.py); they are split into one
+module per type family (`acp_v2_schema/models/<family>.py`, after `spec/types/<family>.yaml`) behind
 a package `__init__` that imports a family on first access; the retry module and the packaging files come from
 Jinja templates. All Python is formatted with ruff before it is returned, so that `check` compares formatted text
 with formatted text.
@@ -23,14 +23,16 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import paths
-from ..model import class_names, refinements, unions
-from ..model.spec import REF_PREFIX, Spec
-from . import codegen, described, lenient_rules, open_unions, policy, protocol, schema
-from .incremental import memoized_each
-from .markers import json_text, markdown_header, python_header
+from ... import paths
+from ...model import class_names, refinements, unions
+from ...model.spec import REF_PREFIX, Spec
+from ..incremental import memoized_each
+from ..markers import json_text, markdown_header, python_header
+from ..schema import bundles as schema
+from ..sdk import policy
+from ..templates import render_output
+from . import codegen, described, lenient_rules, open_unions, protocol
 from .models_split import split_models
-from .templates import render_output
 
 PACKAGE_VERSION = "0.1.0"
 AUTHORS = "The ACP v2 retry toolchain contributors"
@@ -53,7 +55,7 @@ CLASSIFIERS = (
     "Typing :: Typed",
 )
 # The repository's license file, shipped verbatim in the distribution (a license text carries no generated header).
-LICENSE_FILE = Path(__file__).resolve().parents[2] / "LICENSE"
+LICENSE_FILE = Path(__file__).resolve().parents[3] / "LICENSE"
 BASE = paths.PYTHON_DIST
 PACKAGE = paths.PYTHON_PACKAGE
 MODELS = paths.PYTHON_MODELS
@@ -177,7 +179,7 @@ def models_files(
 def models_source(spec: Spec, *, shortcut: bool = True) -> str:
     """Pydantic v2 models for every spec type, made by datamodel-code-generator.
 
-    The library runs on the schema's skeleton, its descriptions put back afterwards (render/described.py), so a
+    The library runs on the schema's skeleton, its descriptions put back afterwards (render/python/described.py), so a
     run that only changed descriptions reuses the last run's output; `shortcut=False` runs it on the document
     itself (the tests compare the two). When `models_started` had a worker process run it, its output is used.
     """
@@ -188,7 +190,7 @@ def models_source(spec: Spec, *, shortcut: bool = True) -> str:
 
 @contextmanager
 def models_started(spec: Spec) -> Iterator[None]:
-    """The code generator at work on `spec`'s schema in a worker process (render/codegen.py) while the block runs
+    """The code generator at work on `spec`'s schema in a worker process (render/python/codegen.py) while the block runs
     the other renderers, unless the memo holds its output; `render` takes the worker's models. A worker whose
     models were not taken is ended on leaving the block."""
     try:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import paths
-from ..model import naming
-from ..model.spec import Spec
-from .templates import render_output
+from ... import paths
+from ...model import naming
+from ...model.spec import Spec
+from ..templates import render_output
 
 
 class NamedCode(NamedTuple):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import paths
-from ..check import schema_check
-from ..model import envelopes, upstream_form
-from ..model.spec import REF_PREFIX, Method, Spec
+from ... import paths
+from ...check import schema_check
+from ...model import envelopes, upstream_form
+from ...model.spec import REF_PREFIX, Method, Spec
+from ..markers import json_text
 from . import stability
-from .markers import json_text
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 STABLE_PATH = paths.SCHEMA_STABLE
@@ -19,7 +19,7 @@ UNSTABLE_PATH = paths.SCHEMA_UNSTABLE
 def bundle(spec: Spec, *, unstable: bool) -> dict[str, Any]:
     """One self-contained JSON Schema whose `$defs` hold the spec's types.
 
-    The stable bundle leaves out unstable types, properties and variants (render/stability.py), and types that
+    The stable bundle leaves out unstable types, properties and variants (render/schema/stability.py), and types that
     only unstable entries reach. Each method's params and result types carry `x-method`, `x-side` and
     `x-retry-class`, so a consumer can go from a type to its retry rules.
     """

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import paths
-from ..model import naming
-from ..model.spec import Method, Spec
-from .markers import json_text
+from ... import paths
+from ...model import naming
+from ...model.spec import Method, Spec
+from ..markers import json_text
 
 VERSION_TYPE = "ProtocolVersion"
 CURRENT = "x-current"

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..check.stability import UNSTABLE, variant_target
-from ..model import unions
-from ..model.spec import REF_PREFIX, Spec
+from ...check.stability import UNSTABLE, variant_target
+from ...model import unions
+from ...model.spec import REF_PREFIX, Spec
 
 MARKER = "**UNSTABLE**"
 # Our words for what the marker means; the published schema's convention is only the form: marker, blank line,

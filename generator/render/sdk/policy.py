@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import paths
-from ..model.spec import ErrorRule, Method, Spec
-from .markers import json_text
+from ... import paths
+from ...model.spec import ErrorRule, Method, Spec
+from ..markers import json_text
 
 POLICY_PATH = paths.POLICY
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .. import paths
-from ..model import naming
-from ..model.spec import Spec
-from .markers import NOTICE
-from .templates import render_output
+from ... import paths
+from ...model import naming
+from ...model.spec import Spec
+from ..markers import NOTICE
+from ..templates import render_output
 from .vectors import MESSAGE_KINDS
 
 RUST_PATH = paths.RUST

@@ -10,11 +10,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .. import paths
-from ..model.spec import Spec
+from ... import paths
+from ...model.spec import Spec
+from ..markers import markdown_header
+from ..templates import render_output
 from . import rust, typescript, vectors
-from .markers import markdown_header
-from .templates import render_output
 
 PAGE_PATH = paths.SDK_TABLES_PAGE
 SOURCE = "spec/retry-classes.yaml"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 
-from .. import paths
-from ..model.spec import Spec
-from .markers import json_text, markdown_header
-from .templates import render_output
+from ... import paths
+from ...model.spec import Spec
+from ..markers import json_text, markdown_header
+from ..templates import render_output
 
 TRACES_PATH = paths.TRACES
 PACKAGED_PATH = f"{paths.PYTHON_DATA}/idempotency-traces.json"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from itertools import groupby
 
-from .. import paths
-from ..model.spec import Method, Spec
-from .markers import NOTICE
-from .templates import render_output
+from ... import paths
+from ...model.spec import Method, Spec
+from ..markers import NOTICE
+from ..templates import render_output
 
 TS_PATH = paths.TYPESCRIPT
 

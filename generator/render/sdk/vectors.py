@@ -13,9 +13,9 @@ import re
 import unicodedata
 from typing import Any
 
-from .. import paths
-from ..model.spec import KeyRules, Spec
-from .markers import NOTICE
+from ... import paths
+from ...model.spec import KeyRules, Spec
+from ..markers import NOTICE
 
 KEY_VECTORS_PATH = paths.KEY_VECTORS
 DECISIONS_PATH = paths.DECISION_VECTORS

@@ -228,7 +228,7 @@ The Agent's answer to a request from the Client, a result or an error.
 """
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import config as _config
 from . import elicitation as _elicitation
 from . import jsonrpc as _jsonrpc

@@ -89,6 +89,6 @@ class InitializeResponse(_Model):
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import auth as _auth
 from . import capabilities as _capabilities

@@ -620,5 +620,5 @@ class ResumeSessionResponse(_Model):
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import mcp as _mcp

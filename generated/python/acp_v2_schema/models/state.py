@@ -297,7 +297,7 @@ The state of the session's foreground work; the state field names the variant.
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import jsonrpc as _jsonrpc
 from . import session as _session
 from . import state as _state

@@ -190,6 +190,6 @@ class CancelTerminalRequest(_Model):
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import capabilities as _capabilities
 from . import session as _session

@@ -480,7 +480,7 @@ One item of tool call content; the type field picks the kind.
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import capabilities as _capabilities
 from . import session as _session
 from . import tools as _tools

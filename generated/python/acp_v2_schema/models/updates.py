@@ -765,7 +765,7 @@ class UpdateSessionNotification(_Model):
 
 
 # Named in annotations only; bound once this module's classes exist (pydantic resolves them on
-# first use). The layout is explained in generator/render/python_pkg.py.
+# first use). The layout is explained in generator/render/python/package.py.
 from . import capabilities as _capabilities  # noqa: F401 (for inherited annotations)
 from . import jsonrpc as _jsonrpc  # noqa: F401 (for inherited annotations)
 from . import state as _state  # noqa: F401 (for inherited annotations)
