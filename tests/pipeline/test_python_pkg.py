@@ -1,4 +1,4 @@
-"""Post-passes over the code generator's output in generator/render/python_pkg.py."""
+"""Post-passes over the code generator's output in generator/render/python/package.py."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.render import python_pkg
-from generator.render.models_split import split_models
+from generator.render.python import package as python_pkg
+from generator.render.python.models_split import split_models
 
 ROOT = python_pkg._ROOT_TITLE
 BEFORE = "from typing import Any\n\n\nclass A(BaseModel):\n    x: int\n\n\n"
@@ -64,7 +64,7 @@ def test_the_codegen_command_line_takes_the_same_options_as_the_library(tmp_path
     import subprocess
     import sys
 
-    from generator.render.codegen import command_line, generate_models, options
+    from generator.render.python.codegen import command_line, generate_models, options
 
     schema = {
         "$defs": {

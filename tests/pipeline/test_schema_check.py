@@ -13,7 +13,7 @@ import pytest
 from generator.check import schema_check
 from generator.diagnostics import SpecError
 from generator.pipeline import load_spec
-from generator.render import schema
+from generator.render.schema import bundles as schema
 from tests.support import ROOT, run_generator
 
 SPEC = load_spec(ROOT / "spec", ROOT)
@@ -125,7 +125,7 @@ def _agree(schema: dict[str, Any], instances: list[Any], fast: schema_check.Vali
 
 
 def test_types_judge_values_as_jsonschema_does() -> None:
-    from generator.render import type_examples
+    from generator.render.docs import type_examples
 
     shown = type_examples.type_examples(SPEC)
     bundle = schema_check.TypeBundle(TYPES)

@@ -15,8 +15,8 @@ from generator.diagnostics import SpecError
 from generator.model import unions, upstream_form
 from generator.model.spec import Spec
 from generator.pipeline import load_spec
-from generator.render import stability as marks
-from generator.render.schema import bundle
+from generator.render.schema import stability as marks
+from generator.render.schema.bundles import bundle
 from tests.support import ROOT
 
 

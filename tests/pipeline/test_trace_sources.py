@@ -7,7 +7,7 @@ from pathlib import Path
 from generator.check import conformance
 from generator.pipeline import load_spec
 from generator.read.loader import parse_document
-from generator.render import traces
+from generator.render.sdk import traces
 from tests.support import ROOT, make_project
 
 

@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from generator import paths
 from generator.pipeline import load_spec
-from generator.render.docs import render as render_docs
+from generator.render.docs.pages import render as render_docs
 from tests.support import ROOT
 
 SPEC = load_spec(ROOT / "spec", ROOT)

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from generator.model import unions, upstream_form
 from generator.model.spec import REF_PREFIX
 from generator.pipeline import load_spec
-from generator.render import schema
+from generator.render.schema import bundles as schema
 from tests.support import ROOT
 
 SPEC = load_spec(ROOT / "spec", ROOT)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from generator.pipeline import load_spec
-from generator.render import rust, sdk, typescript, vectors
+from generator.render.sdk import rust, typescript, vectors
+from generator.render.sdk import tables as sdk
 from tests.sdk.conftest import RUST_EDITION, TSC, TSC_FLAGS, require_tool, run
 from tests.support import SPEC_FIXTURES, fixture_cases, make_project
 

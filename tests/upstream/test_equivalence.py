@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from generator.audit import command as audit
 from generator.pipeline import load_spec
-from generator.render.schema import bundle
+from generator.render.schema.bundles import bundle
 from tests.support import ROOT
 
 from .conftest import DRAWS, Upstream

@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from generator.model import refinements
-from generator.render.schema import bundle
+from generator.render.schema.bundles import bundle
 from tests.support import ROOT
 
 ERROR = {"code": -32603, "message": "the model provider failed"}
