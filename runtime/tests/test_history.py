@@ -1,32 +1,49 @@
-"""The history check: seeded schedules of faults across several Agents, judged against what the store holds."""
+"""The history check: seeded schedules of faults across several Agents, judged against what the store holds.
+
+`history_cases.yaml` keeps the shrunk schedules that found something (a planted bug, or a check that judged a
+correct Agent wrongly): `make test` replays each from its seed and kept steps. Under `make fuzz` (ACP_FUZZ_DRAWS
+set) each planted bug must also be caught from a random seed within the command's default budget, and the
+reference Agent runs many more schedules on each store.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from agent_client import environment
+from planted_agent import BUGS
 
 from acp_v2_runtime.conformance.history import INVARIANTS, Shape, check, generate
-from acp_v2_runtime.conformance.history.run import Attempt, History, Work
+from acp_v2_runtime.conformance.history.run import Attempt, Event, History, Work
 from acp_v2_runtime.conformance.history.schedule import kept
 
-PLANTED = Path(__file__).with_name("planted_agent.py")
+HERE = Path(__file__).parent
+PLANTED = HERE / "planted_agent.py"
+CASES: list[dict[str, Any]] = yaml.safe_load((HERE / "history_cases.yaml").read_text(encoding="utf-8"))
 # Short store bounds keep the stalls short; the bound on answers leaves a busy machine room.
 TIMING = ["--bound", "8", "--lease", "2", "--stall", "9"]
+FUZZ = os.environ.get("ACP_FUZZ_DRAWS")
+REFERENCE_SCHEDULES = max(2, int(FUZZ) // 40) if FUZZ else 2  # `make fuzz`: 50 schedules per store
 
 
-def history_run(*flags: str, bug: str | None = None) -> subprocess.CompletedProcess[str]:
+def history_run(*flags: str, bug: str | None = None, postgres: str | None = None) -> subprocess.CompletedProcess[str]:
     agent = [sys.executable, str(PLANTED), *(["--bug", bug] if bug else []), "--store-wait", "1", "--"]
-    command = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *TIMING, *flags, "--", *agent]
+    store = ["--postgres", postgres] if postgres else []
+    command = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *TIMING, *store, *flags, "--", *agent]
     done = subprocess.run(
         [*command, "--db", "{db}", "--lease", "2"],
         capture_output=True,
         text=True,
         env=environment(),
-        timeout=900,
+        timeout=3600,
         check=False,
     )
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
@@ -41,10 +58,10 @@ def test_a_seed_gives_the_same_schedule_and_keep_picks_its_steps():
     assert {s.op for s in generate(1, 400, Shape(stall=False, restart=False))}.isdisjoint({"stall", "restart"})
 
 
-def _attempt(n: int, key: str | None, outcome: str, message_id: str | None = None) -> Attempt:
-    a = Attempt(n, 0, key, f"content {n if key is None else key}", n, False, 0, 0, False, sent=float(n))
+def _attempt(n: int, key: str | None, outcome: str, message_id: str | None = None, sent: float = 0) -> Attempt:
+    a = Attempt(n, 0, key, f"content {n if key is None else key}", n, False, 0, 0, False, sent=sent or float(n))
     if outcome != "none":
-        a.answered = n + 0.5
+        a.answered = a.sent + 0.5
         a.message_id = message_id if outcome == "ok" else None
         a.code = None if outcome == "ok" else -32800
     return a
@@ -61,19 +78,73 @@ def test_the_check_names_each_broken_invariant_of_a_history():
     assert found <= set(INVARIANTS)
 
 
-def test_the_reference_agent_keeps_every_invariant_on_sqlite():
-    done = history_run("--schedules", "3", "--steps", "12", "--seed", "100")
+def test_a_cancel_is_judged_by_what_was_sent_after_it():
+    # Attempt 1 is cancelled at 1.2 and told -32800 at 1.5; the content is stored, by attempt 2's success.
+    def judged(retry_sent: float) -> set[str]:
+        h = History(1, [], 0.0)
+        h.attempts = [_attempt(1, "k", "error"), _attempt(2, "k", "ok", "m1", sent=retry_sent)]
+        h.attempts[1].answered = 3.0
+        h.events = [Event("cancel", 1.2, step=1)]
+        h.stored = {0: [("m1", "content k")]}
+        return {v.invariant for v in check(h, bound=10, lease=2)}
+
+    assert judged(1.3) == set()  # sent after the cancel, before its answer: a new try, free to insert
+    assert judged(1.1) == {"no-insert-after-cancel"}  # pending when the cancel came: it should have been withdrawn
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_a_kept_case_replays_with_its_verdict(case: dict[str, Any], request: pytest.FixtureRequest):
+    postgres = request.getfixturevalue("pg_dsn") if case["store"] == "postgres" else None
+    flags = ["--seed", str(case["seed"]), "--schedules", "1", "--steps", str(case["steps"])]
+    flags += ["--keep", ",".join(map(str, case["keep"])), "--shrink-runs", "0"]
+    done = history_run(*flags, bug=case.get("bug"), postgres=postgres)
+    if case["verdict"] == "pass":
+        assert done.returncode == 0, done.stdout
+    else:
+        assert done.returncode == 1 and f"  {case['verdict']}: " in done.stdout, done.stdout
+
+
+def test_every_planted_bug_has_a_kept_case_naming_an_invariant():
+    verdicts = {c["bug"]: c["verdict"] for c in CASES if c.get("bug")}
+    assert set(verdicts) == set(BUGS) and set(verdicts.values()) <= set(INVARIANTS)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_a_planted_bug_is_caught_within_the_default_budget(bug: str):
+    if not FUZZ:
+        pytest.skip("make fuzz runs it (the default budget from a random seed); make test replays its kept case")
+    verdict = next(c["verdict"] for c in CASES if c.get("bug") == bug)
+    done = history_run("--shrink-runs", "0", bug=bug)
+    assert done.returncode == 1 and f"  {verdict}: " in done.stdout, done.stdout
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_the_reference_agent_keeps_every_invariant(store: str, request: pytest.FixtureRequest):
+    postgres = request.getfixturevalue("pg_dsn") if store == "postgres" else None
+    seed = ["--seed", "100"] if not FUZZ else []
+    done = history_run("--schedules", str(REFERENCE_SCHEDULES), "--steps", "12", *seed, postgres=postgres)
     assert done.returncode == 0, done.stdout
-    assert "3 passed, 0 failed" in done.stdout and "faults:" in done.stdout
+    assert f"{REFERENCE_SCHEDULES} passed, 0 failed" in done.stdout and "faults:" in done.stdout
+    print(done.stdout.splitlines()[-4:])
 
 
-@pytest.mark.parametrize(
-    ("bug", "invariant"), [("failover-insert", "at-most-one"), ("new-message-id", "success-names-stored")]
-)
-def test_a_planted_bug_is_caught_by_its_invariant(bug: str, invariant: str):
-    done = history_run("--seed", "100", "--shrink-runs", "0", bug=bug)
+def test_a_shrunk_failure_replays_from_its_printed_command():
+    case = next(c for c in CASES if c.get("bug") == "restart-rerun")
+    padded = sorted({*case["keep"], *range(case["keep"][0], case["keep"][0] + 3)})  # a few steps more to shrink away
+    flags = ["--seed", str(case["seed"]), "--steps", str(case["steps"]), "--keep", ",".join(map(str, padded))]
+    done = history_run(*flags, "--shrink-runs", "8", bug="restart-rerun")
     assert done.returncode == 1, done.stdout
-    assert f"  {invariant}: " in done.stdout and "replay: " in done.stdout
+    shrunk = re.search(rf"^shrunk to (\d+) of {len(padded)} steps .* still failing ([a-z-]+):$", done.stdout, re.M)
+    replay = re.search(r"^replay: (.*)$", done.stdout, re.M)
+    assert shrunk and replay and int(shrunk.group(1)) < len(padded), done.stdout
+    words = shlex.split(replay.group(1))
+    assert words[:4] == ["python", "-m", "acp_v2_runtime.conformance", "history"]
+    again = subprocess.run(
+        [sys.executable, *words[1:]], capture_output=True, text=True, env=environment(), timeout=600, check=False
+    )
+    assert again.returncode == 1 and f"  {shrunk.group(2)}: " in again.stdout, again.stdout
 
 
 def test_bad_flags_and_a_missing_command_exit_2():

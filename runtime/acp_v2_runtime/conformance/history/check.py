@@ -19,8 +19,8 @@ INVARIANTS = {
     "at-most-one": "at most one message is stored per (session, key), whatever the faults",
     "errors-mean-nothing": "a key whose attempts all got error answers has no stored message",
     "success-names-stored": "every success of a key (and of an unkeyed prompt) names the stored messageId",
-    "no-insert-after-cancel": "no -32800 is followed by an insert, unless a later attempt of the submission"
-    " succeeded (or got no answer: it may have)",
+    "no-insert-after-cancel": "no -32800 is followed by an insert, unless an attempt of the submission sent after"
+    " the cancel succeeded (or got no answer: it may have)",
     "reuse-never-inserts": "a key reused with other content after it was recorded never inserts that content",
     "answered-within-bound": "every attempt on a live connection is answered within the stated bound",
     "no-second-round": "no retry, restart or failover starts a second round of work: each round of work an Agent"
@@ -96,10 +96,13 @@ def _keys(history: History) -> list[Violation]:
             if attempt.code != Code.REQUEST_CANCELLED or attempt.content not in contents or attempt.answered is None:
                 continue
             told = attempt.answered
-            # Inserted before the cancel was answered (a success said so by then), or by an attempt sent after it:
-            # either way the -32800 was not followed by an insert.
+            # The withdrawal began with a cancel of one of the key's attempts (or, with none, with this answer): an
+            # attempt sent after that is a new try, which may insert. Inserted before the cancel was answered (a
+            # success said so by then), or by such a later attempt: the -32800 was not followed by an insert.
+            mine = {a.n for a in attempts}
+            began = min([e.at for e in history.events if e.kind == "cancel" and e.step in mine] + [told])
             before = [a for a in attempts if a.outcome == "ok" and a.answered is not None and a.answered < told]
-            later = [a for a in attempts if a.content == attempt.content and a.sent > told and a.outcome != "error"]
+            later = [a for a in attempts if a.content == attempt.content and a.sent > began and a.outcome != "error"]
             if not before and not later:
                 found.append(
                     Violation(

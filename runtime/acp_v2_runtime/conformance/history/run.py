@@ -75,6 +75,7 @@ class Event:
     generation: int = -1
     session: int = -1
     until: float = 0.0  # a stall's end
+    step: int = -1  # a cancel's: the step of the attempt it cancels
 
 
 @dataclass
@@ -250,7 +251,7 @@ class _Schedule:
             if attempt is not None and attempt.answered is None and attempt.conn is self.conns[attempt.instance]:
                 with contextlib.suppress(TraceFailure):
                     attempt.conn.write({"method": M.CANCEL_REQUEST, "params": {"requestId": attempt.rid}})
-                h.events.append(Event("cancel", self._now(), attempt.instance, attempt.generation))
+                h.events.append(Event("cancel", self._now(), attempt.instance, attempt.generation, step=attempt.n))
         elif step.op == "release":
             conn = self.conns[step.instance]
             if conn is not None:
