@@ -62,7 +62,9 @@ def check(checker: CheckState) -> None:
         return
     methods = {d.data["method"] for d in checker.method_docs}
     key = checker.types.get(IDEMPOTENCY_KEY_TYPE)
-    bounds = {name: key[1][name] for name in ("minLength", "maxLength") if name in key[1]} if key else {}
+    # Only a bound that is a whole number: the type's own check reports any other, and a repeat cannot count on it.
+    found = {name: key[1].get(name) for name in ("minLength", "maxLength")} if key else {}
+    bounds = {name: n for name, n in found.items() if isinstance(n, int) and not isinstance(n, bool)}
     document, problems = traces_document(docs, methods, bounds)
     checker.diagnostics.extend(problems)
     if not problems:
@@ -204,7 +206,7 @@ def _times(times: Any, bounds: Mapping[str, int]) -> int | str:
         return "`times` is a whole number, 0 or more, or a key bound such as `$maxLength+1`"
     name, sign, offset = found.groups()
     if name not in bounds:
-        return f"`times` names `{name}`, which the {IDEMPOTENCY_KEY_TYPE} type does not have"
+        return f"`times` names `{name}`, which the {IDEMPOTENCY_KEY_TYPE} type does not set to a whole number"
     count = bounds[name] + (int(offset) if sign == "+" else -int(offset or 0))
     return count if count >= 0 else f"`times` comes to {count}, less than 0"
 

@@ -12,6 +12,7 @@ Two properties, to keep `make test` quick:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -139,3 +140,17 @@ def test_a_spec_error_is_a_spec_error_not_a_crash() -> None:
     # the properties above rely on load_spec raising SpecError for a bad spec: keep that contract visible
     with tempfile.TemporaryDirectory() as tmp, pytest.raises(SpecError):
         load_spec(Path(tmp) / "spec", Path(tmp))
+
+
+@pytest.mark.parametrize("bound", ["minLength", "maxLength"])
+@pytest.mark.parametrize("value", ['"action"', "true", "2.5"])
+def test_a_key_bound_that_is_not_a_whole_number_is_diagnosed(tmp_path: Path, bound: str, value: str) -> None:
+    """Kept from a fuzz draw: the traces' repeats count on the key's bounds, which once crashed on a string."""
+    fresh_copy(REAL_SPEC, tmp_path / "spec")
+    path = tmp_path / "spec" / "types" / "idempotency.yaml"
+    text, count = re.subn(rf"(\n\s+{bound}:) \d+\n", rf"\1 {value}\n", path.read_text(encoding="utf-8"), count=1)
+    assert count == 1, f"no {bound} in {path.name}"
+    path.write_text(text, encoding="utf-8")
+    run = run_generator("validate", "--root", str(tmp_path))
+    assert run.status == 2 and "Traceback" not in run.out + run.err, run.err
+    _assert_diagnostics(run.err)
