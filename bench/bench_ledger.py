@@ -77,9 +77,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from acp_v2_runtime.agent_db import insert_user_message, open_store
 from acp_v2_runtime.idempotency import DEFAULT_LEASE_SECONDS, KeyLedger, MemoryStore, SQLiteStore, key_digest
 from acp_v2_runtime.idempotency.store import INSERTED, Write
+from acp_v2_runtime.reference_agent.storage import insert_user_message, open_store
 
 from .common import Ratio
 from .paired import shuffled_pairs

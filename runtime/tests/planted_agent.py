@@ -26,6 +26,7 @@ from acp_v2_runtime.idempotency.ledger import Submitted
 from acp_v2_runtime.idempotency.postgres import PostgresStore
 from acp_v2_runtime.idempotency.sql import SqlStore
 from acp_v2_runtime.idempotency.sqlite import SQLiteStore
+from acp_v2_runtime.reference_agent import bounds
 
 BUGS = {
     "local-cancel": "a cancel withdraws the key on this Agent only: other Agents never hear of it",
@@ -84,8 +85,8 @@ def _failover_insert() -> None:
 
 
 def _stall_silence() -> None:
-    ref.LOCK_WAIT_SECONDS = ref.STORE_WAIT_SECONDS = 1e6
-    ref.FINISH_SECONDS = 2e6
+    bounds.LOCK_WAIT_SECONDS = bounds.STORE_WAIT_SECONDS = 1e6
+    bounds.FINISH_SECONDS = 2e6
 
 
 def _restart_rerun() -> None:
@@ -136,7 +137,7 @@ def main(argv: list[str]) -> int:
         else:
             raise SystemExit(f"planted_agent: unknown flag {flag}")
     if wait is not None:
-        ref.LOCK_WAIT_SECONDS, ref.STORE_WAIT_SECONDS, ref.FINISH_SECONDS = wait, wait, 2 * wait
+        bounds.LOCK_WAIT_SECONDS, bounds.STORE_WAIT_SECONDS, bounds.FINISH_SECONDS = wait, wait, 2 * wait
     if bug is not None:
         PLANT[bug]()
     return ref.main(argv[1:])

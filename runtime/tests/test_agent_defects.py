@@ -24,7 +24,8 @@ from acp_v2_schema.retry import IDEMPOTENCY_KEY_MAX_LENGTH
 from agent_client import INITIALIZE, RawAgent, agent_command, environment, start_session
 
 from acp_v2_runtime import reference_agent
-from acp_v2_runtime.reference_agent import LOCK_WAIT_SECONDS, Agent
+from acp_v2_runtime.reference_agent import Agent
+from acp_v2_runtime.reference_agent.bounds import LOCK_WAIT_SECONDS
 
 PROMPT = [{"type": "text", "text": "hello"}]
 

@@ -27,6 +27,7 @@ from acp_v2_runtime import reference_agent
 from acp_v2_runtime.idempotency import KeyLedger, SQLiteStore
 from acp_v2_runtime.idempotency import postgres as postgres_store
 from acp_v2_runtime.idempotency.keys import StoreUnavailable
+from acp_v2_runtime.reference_agent import bounds
 
 PROMPT = [{"type": "text", "text": "hello"}]
 # The ledger's bound. The worker must send COMMIT within 0.6 of it (and on PostgreSQL reach the server's guard within
@@ -168,7 +169,7 @@ def test_a_reference_agent_write_whose_commit_outlasts_the_bound_is_waited_for(s
     """The Agent's own bounded writes (`Agent.stored`, used on a database server) wait for a COMMIT sent before
     their bound passed. The write runs on a SQLite store with a held COMMIT: the gate belongs to the worker thread,
     whatever the store."""
-    monkeypatch.setattr(reference_agent, "STORE_WAIT_SECONDS", BOUND)
+    monkeypatch.setattr(bounds, "STORE_WAIT_SECONDS", BOUND)
     agent = types.SimpleNamespace(remote=True)  # `stored` reads only whether the database is a server
 
     def attempt_with(commits: bool) -> tuple[bool, object]:

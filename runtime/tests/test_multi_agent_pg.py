@@ -31,7 +31,7 @@ from agent_client import INITIALIZE, agent_command, environment
 from pg_cluster import Cluster, shared_cluster
 
 from acp_v2_runtime.conformance import handshake_key, load_traces
-from acp_v2_runtime.reference_agent import FINISH_SECONDS, STORE_WAIT_SECONDS
+from acp_v2_runtime.reference_agent.bounds import FINISH_SECONDS, STORE_WAIT_SECONDS
 
 ANSWER_BOUND = 60.0  # seconds within which every attempt must be answered, whatever happens to the server
 LEASE = "2"  # seconds: a killed holder's claim runs out quickly, yet outlives a busy machine's hiccups

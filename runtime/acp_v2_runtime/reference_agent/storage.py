@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
-from .idempotency import SQLiteStore
-from .idempotency.sql import TABLE as KEY_TABLE
+from ..idempotency import SQLiteStore
+from ..idempotency.sql import TABLE as KEY_TABLE
 
 # SQLite's `PRAGMA application_id` marks a file as this Agent's ("ACP2" in ASCII); 0 means "no application".
 APPLICATION_ID = 0x41435032
@@ -222,7 +222,7 @@ def _open_postgres(url: str, lease: float, wait: float) -> Any:
     if _split(url) is None:
         raise DatabaseRefused("not a URL that can be read (check the host, the port and any brackets)")
     try:
-        from .idempotency.postgres import PostgresStore
+        from ..idempotency.postgres import PostgresStore
 
         return PostgresStore(
             url,
