@@ -168,6 +168,30 @@ def test_render_is_grouped_by_what_it_writes() -> None:
     assert [u.name for u in UNITS if u.module.split(".")[0] not in RENDER_GROUPS] == []
 
 
+# The reference Agent's modules by concern, lowest first: each imports only those before it (issue 42's split).
+REFERENCE_AGENT = ("storage", "bounds", "turns", "hooks", "transport", "cli")
+MAX_AGENT_MODULE_LINES = 300
+
+
+def test_the_reference_agent_imports_one_way() -> None:
+    """Each module of the reference Agent imports only the modules below it, never its package or one above, and
+    none grows past the size that made the split worth doing."""
+    package = "acp_v2_runtime.reference_agent"
+    edges = graph(ROOT / "runtime", "acp_v2_runtime")
+    rank = {f"{package}.{name}": i for i, name in enumerate(REFERENCE_AGENT)}
+    upward = [
+        f"{name} imports {target}"
+        for name in rank
+        for target in sorted(edges[name])
+        if (target == package or target.startswith(f"{package}.")) and rank.get(target, len(rank)) >= rank[name]
+    ]
+    assert upward == []
+    folder = ROOT / "runtime" / "acp_v2_runtime" / "reference_agent"
+    assert sorted(p.stem for p in folder.glob("*.py")) == sorted(["__init__", "__main__", *REFERENCE_AGENT])
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in folder.glob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > MAX_AGENT_MODULE_LINES} == {}
+
+
 def test_the_checks_find_a_circle_and_a_backward_import(tmp_path: Path) -> None:
     """The checks above can fail: a made-up generator with both faults is caught."""
     package = tmp_path / "generator"
