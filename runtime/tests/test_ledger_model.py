@@ -1,5 +1,7 @@
 """Model-based exploration of the key ledger: three Agents (ledgers) on one store, driven by a Hypothesis state
-machine through submit, cancel, cancel_session, crash, restart, lease expiry and a stalled store.
+machine through the events of `acp_v2_runtime.idempotency.states`: submit (or join), cancel, cancel_session, prepared
+(a held prompt's `prepare` returns), crash (the insertion tasks are stopped), restart, lease_lost (every lease runs
+out) and a stalled store (whose bound answers failed).
 
 Each step runs on one event loop shared by the three ledgers; after a submit the loop runs until the attempt is
 answered or has reached the store, so "pending" means the same to the test as to the ledger (an attempt that has
@@ -11,10 +13,13 @@ Invariants, checked after every step:
 
 1. at most one message per (session, key), ever;
 2. every messageId answered is the message committed for that key;
-3. a round with a -32800 answer never gets a message: neither before that answer nor at any time after it;
-4. at most one attempt is told it inserted the key's message;
-5. every attempt is answered in bounded time: a cancelled one within the store's bound, and at the end (holds
-   released, stall lifted, leases run out) every attempt of a live Agent.
+3. a round with a -32800 answer (its key went through `withdrawing`) never gets a message: neither before that
+   answer nor at any time after it;
+4. at most one attempt is told it `inserted` the key's message;
+5. every attempt is answered in bounded time (its key `settled` or `inserted`): a cancelled one within the store's
+   bound, and at the end (holds released, stall lifted, leases lost) every attempt of a live Agent;
+6. every key a ledger keeps is in flight: in a state of the table that is not `new`, `inserted` or `settled`, and
+   one `withdrawn` has its attempts answered.
 
 `make test` draws a modest number of runs per store kind; `make fuzz` (ACP_FUZZ_DRAWS) thousands. The counts are
 printed at the end.
@@ -40,6 +45,7 @@ from ledger_places import Counted, Place, place_factory  # noqa: F401  (a fixtur
 
 from acp_v2_runtime.idempotency import KeyLedger
 from acp_v2_runtime.idempotency.sql import TABLE
+from acp_v2_runtime.idempotency.states import FINAL, Event, State
 
 pytestmark = pytest.mark.fuzz  # `make fuzz` runs it with thousands of runs
 CANCELLED = int(KnownErrorCode.REQUEST_CANCELLED)
@@ -59,6 +65,18 @@ RUNS = {"memory": 40, "sqlite": 30, "postgres": 25}  # per `make test`; the shar
 SHARE = {"memory": 0.5, "sqlite": 0.15, "postgres": 0.1}
 STEPS = 16
 COUNTS: Counter[str] = Counter()
+# The rules that drive the machine, by the events of the state table they bring about.
+RULE_EVENTS = {
+    "submit": (Event.SUBMIT, Event.SUBMIT_ONE_STEP, Event.JOIN),
+    "retry_elsewhere": (Event.SUBMIT, Event.JOIN),
+    "submit_and_cancel_at_once": (Event.SUBMIT, Event.CANCEL),
+    "cancel": (Event.CANCEL, Event.CUT),
+    "cancel_session": (Event.CANCEL, Event.CUT),
+    "prepared": (Event.PREPARED,),
+    "crash": (Event.STOPPED,),
+    "lose_leases": (Event.LEASE_LOST,),
+    "stall_store": (Event.FAILED,),
+}
 
 
 def runs(kind: str) -> int:
@@ -210,6 +228,7 @@ def machine_for(place: Place):
         @rule(agent=st.integers(0, AGENTS - 1), session=st.sampled_from(SESSIONS), key=st.sampled_from(KEYS),
               hold=st.booleans())  # fmt: skip
         def submit(self, agent: int, session: str, key: str, hold: bool) -> None:
+            """Event.SUBMIT, or Event.JOIN when the Agent has the key in flight; `hold` keeps it `held`."""
             slot = (session, key)
             if not self.agents[agent].alive or slot in self.cancelling:
                 return
@@ -222,7 +241,7 @@ def machine_for(place: Place):
         # depends on threads and timing, and Hypothesis requires the same choices to draw the same kinds of value.
         @rule(pick=st.integers(0, 64), agent=st.integers(0, AGENTS - 1), hold=st.booleans())
         def retry_elsewhere(self, pick: int, agent: int, hold: bool) -> None:
-            """The Client fails over: another attempt of an open round, on any Agent."""
+            """The Client fails over: another attempt of an open round, on any Agent (Event.JOIN or Event.SUBMIT)."""
             open_slots = sorted(slot for slot in self.rounds if slot not in self.cancelling)
             if not open_slots:
                 return
@@ -232,7 +251,8 @@ def machine_for(place: Place):
         @rule(agent=st.integers(0, AGENTS - 1), session=st.sampled_from(SESSIONS), key=st.sampled_from(KEYS),
               whole_session=st.booleans())  # fmt: skip
         def submit_and_cancel_at_once(self, agent: int, session: str, key: str, whole_session: bool) -> None:
-            """An early cancel: in the same tick as the submit, before the ledger's task ran."""
+            """An early cancel (Event.CANCEL in `claiming`): in the same tick as the submit, before the ledger's task
+            ran."""
             slot = (session, key)
             state = self.agents[agent]
             if not state.alive or slot in self.cancelling:
@@ -252,6 +272,7 @@ def machine_for(place: Place):
 
         @rule(pick=st.integers(0, 64))
         def cancel(self, pick: int) -> None:
+            """Event.CANCEL (or Event.CUT) for one waiting attempt."""
             waiting = [a for a in self.attempts if not a.task.done() and not a.lost]
             if not waiting:
                 return
@@ -263,6 +284,7 @@ def machine_for(place: Place):
 
         @rule(agent=st.integers(0, AGENTS - 1), session=st.sampled_from(SESSIONS))
         def cancel_session(self, agent: int, session: str) -> None:
+            """Event.CANCEL for every key of a session on one Agent."""
             state = self.agents[agent]
             if not state.alive:
                 return
@@ -283,7 +305,8 @@ def machine_for(place: Place):
             self._collect()
 
         @rule(agent=st.integers(0, AGENTS - 1), session=st.sampled_from(SESSIONS), key=st.sampled_from(KEYS))
-        def release(self, agent: int, session: str, key: str) -> None:
+        def prepared(self, agent: int, session: str, key: str) -> None:
+            """Event.PREPARED: the held prompts of a key on one Agent end their `prepare`."""
             event = self.agents[agent].holds.pop((session, key), None)
             if event is not None:
                 event.set()
@@ -292,7 +315,8 @@ def machine_for(place: Place):
 
         @rule(agent=st.integers(0, AGENTS - 1), chance=st.integers(0, 3))
         def crash(self, agent: int, chance: int) -> None:
-            """The Agent's process dies: its store calls fail from now on, its Client hears nothing more."""
+            """The Agent's process dies: its store calls fail from now on, its Client hears nothing more, and its
+            insertion tasks are cancelled from outside (Event.STOPPED)."""
             state = self.agents[agent]
             if not state.alive or chance:  # one draw in four: a crash ends most of what a run could show
                 return
@@ -316,8 +340,9 @@ def machine_for(place: Place):
             self.agents[agent] = self._agent(agent)
 
         @rule(chance=st.integers(0, 1))
-        def expire_leases(self, chance: int = 0) -> None:
-            """Every claim's lease runs out (as after a long stall or a crash), held ones included."""
+        def lose_leases(self, chance: int = 0) -> None:
+            """Every claim's lease runs out (as after a long stall or a crash), held ones included: Event.LEASE_LOST
+            for an insert that finds it so."""
             if chance or (kind == "postgres" and self.stall is not None):  # the stall holds the table's lock
                 return
             self.offset[0] += LEASE + 1  # the ledgers' clock, and the stores' (memory, SQLite)
@@ -336,7 +361,8 @@ def machine_for(place: Place):
         @precondition(lambda self: kind != "memory" and self.stall is None)
         @rule()
         def stall_store(self) -> None:
-            """Another connection holds the lock every store transaction needs, until `unstall_store`."""
+            """Another connection holds the lock every store transaction needs, until `unstall_store`: calls end
+            with Event.FAILED at the store's bound."""
             if kind == "sqlite":
                 conn = sqlite3.connect(place.where, isolation_level=None)
                 conn.execute("BEGIN IMMEDIATE")
@@ -389,6 +415,16 @@ def machine_for(place: Place):
                         inserted[attempt.slot] += 1
             assert all(count <= 1 for count in inserted.values()), "two attempts were told they inserted"  # 4
 
+        @invariant()
+        def in_flight(self) -> None:
+            for number, agent in enumerate(self.agents):
+                for pending in agent.ledger._pending.values():
+                    state = pending.state
+                    COUNTS[f"{kind}: in {state.value}"] += 1
+                    assert state is not State.NEW and state not in FINAL, f"agent {number} keeps a key {state.value}"
+                    if state is State.WITHDRAWN:
+                        assert pending.future is None or pending.future.done(), "withdrawn, attempts unanswered"  # 6
+
         def teardown(self) -> None:
             try:
                 # The end: every hold released, the stall lifted, leases run out; every live attempt is answered.
@@ -396,7 +432,7 @@ def machine_for(place: Place):
                 for state in self.agents:
                     for event in state.holds.values():
                         event.set()
-                self.expire_leases()
+                self.lose_leases()
                 limit = bound * SLACK * 2
                 live = [a for a in self.attempts if not a.lost]
                 assert self._run(lambda: all(a.task.done() for a in live), limit), f"unanswered after {limit} s"  # 5
@@ -425,6 +461,7 @@ def _label(outcome: object) -> str:
 def test_ledgers_on_one_store_keep_every_promise(place_factory, capsys):  # noqa: F811
     place: Place = place_factory()
     machine = machine_for(place)
+    assert [name for name in RULE_EVENTS if not callable(getattr(machine, name, None))] == []
     started = time.monotonic()
     machine.TestCase.settings = settings(
         max_examples=runs(place.kind),
