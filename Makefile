@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # The generated package and the hand-written runtime, installed editable once generated/ exists.
 PACKAGES := $(VENV)/.packages-stamp
 
-.PHONY: setup generate check validate compat lint format test pytest fuzz bench golden docs serve dist clean
+.PHONY: setup generate check validate compat lint format test pytest quick fuzz bench golden docs serve dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,10 +47,29 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
+# The maintainer journey (one long test, minutes of generating and testing in a copy of its own) runs beside the rest
+# of the suite, so that on two cores `make test` takes the longer of the two rather than their sum; its report is
+# printed after the suite's, and either one failing fails the target.
+JOURNEY_LOG := build/journey.log
 pytest: $(PACKAGES)
-	$(PY) -m pytest
+	@mkdir -p build
+	@$(PY) -m pytest tests/journey > $(JOURNEY_LOG) 2>&1 & journey=$$!; trap 'kill $$journey 2>/dev/null' INT TERM; \
+	$(PY) -m pytest --ignore=tests/journey; suite=$$?; \
+	wait $$journey; walk=$$?; \
+	echo "== the maintainer journey, run beside the suite ($(JOURNEY_LOG)):"; cat $(JOURNEY_LOG); \
+	if [ $$suite -ne 0 ]; then exit $$suite; fi; exit $$walk
 
 test: lint check compat pytest ## what CI runs
+
+# A maintainer's inner loop after a spec edit: what the maintainer journey checks after each of its steps, on the work
+# tree (generate, the drift check, the compat gate, the upstream audit, then the test modules that read the spec, as
+# tests/journey/readers.py lists them). Minutes, not the whole suite: `make test` stays what CI runs.
+quick: $(PACKAGES) ## after a spec edit: generate, check, compat, audit and the tests that read the spec (minutes)
+	$(PY) -m generator generate
+	$(PY) -m generator check
+	$(PY) -m generator diff
+	$(PY) -m generator audit
+	$(PY) -m pytest -q -p no:cacheprovider $$($(PY) -m tests.journey.readers)
 
 # The fuzz tests (pytest marker `fuzz`) with many draws; each prints its counts at the end. Set FUZZ_DRAWS to
 # change how many; `make test` runs the same tests with a few hundred draws in all.

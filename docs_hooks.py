@@ -11,6 +11,8 @@
 - Search: diagram sources (mermaid blocks), and the code listings of pages that ask for it, are kept out of the
   search index, so a result's preview shows prose, not `flowchart TD` and arrows, and a search for an error code
   finds the pages that explain it before the tables that list it.
+- Spec facts: a hand-written page states a bound of the spec's schema as `{{ spec.Type.keyword }}` (for example
+  the key's `maxLength`), filled in here from the generated schema, so that a changed bound changes the prose too.
 - Mermaid: the theme would load mermaid from a CDN in the reader's browser. We ship a pinned copy with the site
   instead (taken once with `npm pack` through generator/read/fetch.py and checked against its published sha512), so
   diagrams render offline and no page asks a third party for code.
@@ -18,6 +20,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -45,6 +48,8 @@ TYPES_TITLE = "Types"
 RETRY_TABLE = paths.docs_relative(paths.RETRY_TABLE_PAGE)
 # The element pymdownx.superfences writes for a mermaid fence (the `class: mermaid` of mkdocs.yml).
 MERMAID_BLOCK = re.compile(r'<pre class="mermaid"(?=[\s>])')
+# A fact of the generated schema in a hand-written page: `{{ spec.IdempotencyKey.maxLength }}`.
+SPEC_FACT = re.compile(r"\{\{\s*spec\.(\w+)\.(\w+)\s*\}\}")
 # The element pymdownx.highlight writes around a code block.
 CODE_BLOCK = re.compile(r'<div class="highlight"(?=[\s>])')
 
@@ -163,4 +168,18 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     base = config.extra.get("edit_base")
     source = edit_source(page, config) if base else None
     page.edit_url = base.rstrip("/") + "/" + source if source else None
-    return markdown
+    return fill_spec_facts(markdown, _root(config), page.file.src_uri)
+
+
+# -- spec facts ----------------------------------------------------------------------------------------------
+def fill_spec_facts(markdown: str, root: Path, where: str) -> str:
+    """Replace each `{{ spec.Type.keyword }}` with that keyword's value in the generated unstable schema.
+
+    A name the schema lacks fails the build, naming the page and every unknown fact at once."""
+    if not SPEC_FACT.search(markdown):
+        return markdown
+    defs = json.loads((root / paths.SCHEMA_UNSTABLE).read_text(encoding="utf-8"))["$defs"]
+    unknown = sorted({m.group(0) for m in SPEC_FACT.finditer(markdown) if m.group(2) not in defs.get(m.group(1), {})})
+    if unknown:
+        raise PluginError(f"{where}: not in {paths.SCHEMA_UNSTABLE}: {', '.join(unknown)}")
+    return SPEC_FACT.sub(lambda m: str(defs[m.group(1)][m.group(2)]), markdown)

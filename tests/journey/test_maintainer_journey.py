@@ -2,9 +2,12 @@
 
 In a copy of the repository (a git repository of its own, so that it can be tagged), the README's "Adding or changing
 a method" is followed as a new maintainer would: a method of our own with its upstream listing, a class the RFD does
-not fix changed, a type renamed, a first release tagged, a break accepted for the next release and that release
-tagged, then a change after the tag. After each step `generate`, `check`, `diff` (the compat gate) and `audit` must
-pass, and so must the tests that read the spec (SPEC_READERS, run in the copy against its own generated package).
+not fix changed, a type renamed, the spec's own facts and shape changed (spec_facts.py: the key's maximum length, a
+method's params type renamed, an optional field with its example, an unstable method removed, a new type family
+file), a first release tagged, a break accepted for the next release and that release tagged, then a change after
+the tag. After each step `generate`, `check`, `diff` (the compat gate) and `audit` must pass, and so must the tests
+that read the spec (readers.py, run in the copy against its own generated package); after each of spec_facts' steps,
+every output must have followed the change (schemas, the three SDK tables, vectors, docs, the runtime's key check).
 
 Nothing of the spec is named here that the steps do not create themselves: the method to change and the class it
 gets are chosen from the spec's data, so this test keeps working as the spec grows.
@@ -25,41 +28,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.journey import spec_facts
 from tests.journey.conftest import TIMINGS
+from tests.journey.readers import FINAL_READERS, KEY_READERS, SPEC_READERS
+from tests.journey.spec_facts import code, methods
 from tests.support import ROOT
 
-# The test modules whose outcome depends on what the spec says (counts, classes, names, the upstream listing, the
-# release tags and accepted breaks). Every other module works on fixture specs of its own, or on behaviour that no
-# spec edit of these steps touches. SPEC_READERS run after every step; FINAL_READERS, the slower ones (hundreds of
-# vectors, hypothesis, a whole method workflow), once at the end, on the spec that holds every step's change.
-SPEC_READERS = (
-    "tests/pipeline/test_retry_module.py",
-    "tests/pipeline/test_spec_audit.py",
-    "tests/pipeline/test_lenient_models.py",
-    "tests/pipeline/test_stability.py",
-    "tests/pipeline/test_type_pages.py",
-    "tests/pipeline/test_maintainer_page.py",
-    "tests/upstream/test_rfd_audit.py",
-    "tests/upstream/test_lenience.py",
-    "tests/upstream/test_meta.py",
-    "tests/upstream/test_audit.py",
-    "tests/upstream/test_compat_baseline.py",
-    "tests/diff/test_cli.py",
-    "runtime/tests/test_client.py",
-)
-FINAL_READERS = (
-    "tests/upstream/test_method_workflow.py",
-    # what reads the envelopes' order, the reader's routes and the wire names a new method brings
-    "tests/pipeline/test_reader.py",
-    "tests/pipeline/test_wire_names.py",
-    "tests/pipeline/test_salvage_bounds.py",
-    "tests/pipeline/test_schema_compare.py",
-    "tests/faults/test_bad_spec_files.py",
-    "runtime/tests/test_conformance.py",
-    "tests/diff/test_properties.py",
-    "runtime/tests/test_client_vectors.py",
-    "runtime/tests/test_key_vectors.py",
-)
 # What a copy leaves out: the virtual environment, git's own files, build output and caches. The compat cache
 # (.cache/compat/, ACP's published schema) is kept, so that the copy fetches nothing the work tree has.
 SKIP = {".venv", ".git", "build", "dist", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
@@ -143,12 +117,6 @@ def _gates(copy: Copy, step: str, started: float, modules: tuple[str, ...] = SPE
     copy.commit(step)
 
 
-def _methods(copy: Copy) -> dict[str, dict]:
-    return {
-        p.name: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted((copy.spec / "methods").glob("*.yaml"))
-    }
-
-
 def _classes(copy: Copy) -> list[str]:
     data = yaml.safe_load((copy.spec / "retry-classes.yaml").read_text(encoding="utf-8"))
     return [c["name"] for c in data["classes"]]
@@ -192,7 +160,7 @@ def _change_a_class(copy: Copy, *, stable: bool) -> tuple[str, str, str]:
     """Give one method the RFD does not fix another class the RFD does not fix, less forgiving than its own."""
     classes, fixed = _classes(copy), _rfd_fixed(copy)
     free = [c for c in classes if c not in fixed]
-    for name, method in _methods(copy).items():
+    for name, method in methods(copy).items():
         old = method["retry"]["class"]
         wanted = "stable" if stable else "unstable"
         if old in fixed or method["stability"] != wanted or "variants" in method["retry"]:
@@ -224,18 +192,14 @@ def _rename_a_published_type(copy: Copy) -> str:
     cached = sorted((copy.root / ".cache" / "compat").glob("*/schema.json"))
     assert cached, "the compat gate's published schema is not in the copy's cache"
     published = json.loads(cached[-1].read_text(encoding="utf-8"))["$defs"]
-    roles = {m.get(role) for m in _methods(copy).values() for role in ("params", "result")}
-    code = "\n".join(
-        p.read_text(encoding="utf-8")
-        for folder in ("generator", "runtime", "tests", "bench")
-        for p in (copy.root / folder).rglob("*.py")
-    )
+    roles = {m.get(role) for m in methods(copy).values() for role in ("params", "result")}
+    written = code(copy)
     listing = (copy.spec / "upstream-differences.yaml").read_text(encoding="utf-8")
     old = next(
         (
             name
             for name in sorted(set(ours) & set(published))
-            if name not in roles and not re.search(rf"\b{name}\b", code) and not re.search(rf"\b{name}\b", listing)
+            if name not in roles and not re.search(rf"\b{name}\b", written) and not re.search(rf"\b{name}\b", listing)
         ),
         None,
     )
@@ -298,6 +262,31 @@ def test_a_maintainers_ordinary_changes_keep_every_check_green(tmp_path: Path) -
     started = time.perf_counter()
     renamed = _rename_a_published_type(copy)
     _gates(copy, f"a stable published type renamed ({renamed}): listed, and its break accepted", started)
+
+    started = time.perf_counter()
+    old_max, new_max = spec_facts.change_key_maximum(copy)
+    _gates(copy, f"the key's maximum length changed ({old_max} -> {new_max})", started, SPEC_READERS + KEY_READERS)
+    spec_facts.follows_key_maximum(copy, new_max)
+
+    started = time.perf_counter()
+    typed, old_type, new_type = spec_facts.rename_a_params_type(copy)
+    _gates(copy, f"{typed}'s params type renamed ({old_type} -> {new_type}): listed, its breaks accepted", started)
+    spec_facts.follows_a_params_type(copy, typed, old_type, new_type)
+
+    started = time.perf_counter()
+    widened, params = spec_facts.add_an_optional_field(copy)
+    _gates(copy, f"an optional field added to {params} ({widened}), with its example", started)
+    spec_facts.follows_an_optional_field(copy, widened, params)
+
+    started = time.perf_counter()
+    removed, slug = spec_facts.remove_an_unstable_method(copy)
+    _gates(copy, f"an unstable method removed ({removed}), with its envelope order", started)
+    spec_facts.follows_a_removed_method(copy, removed, slug)
+
+    started = time.perf_counter()
+    family = spec_facts.add_a_type_family(copy)
+    _gates(copy, f"a new type family file (spec/types/{family}.yaml)", started)
+    spec_facts.follows_a_type_family(copy, family)
 
     started = time.perf_counter()
     copy.git("tag", "v0.1.0")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
+from tests.journey.readers import ALL_READERS
 from tests.support import ROOT
 
 
@@ -38,3 +39,29 @@ def test_setup_runs_every_script_ci_runs_first() -> None:
     (line,) = [line for line in _recipe("setup") if ".ci/setup.d/" in line]
     assert ".ci/setup.d/*.sh" in line and 'bash "$step"' in line, line
     assert ".ci/setup.d/*.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_quick_runs_the_journeys_checks_and_every_spec_reader() -> None:
+    """`make quick`, the inner loop after a spec edit: the gates the journey runs after each step, then the test
+    modules tests/journey/readers.py lists (each one a file that exists); `make pytest` still runs everything."""
+    lines = _recipe("quick")
+    for command in ("generate", "check", "diff", "audit"):
+        assert any(f"-m generator {command}" in line for line in lines), (command, lines)
+    (tests,) = [line for line in lines if " -m pytest " in line]
+    assert tests.endswith("$(.venv/bin/python -m tests.journey.readers)"), tests
+    assert all((ROOT / module).is_file() for module in ALL_READERS), ALL_READERS
+    assert len(set(ALL_READERS)) == len(ALL_READERS)
+    assert "tests/journey" not in tests, "the journey's own checks are the readers; the journey is not one of them"
+
+
+def test_pytest_runs_the_journey_beside_everything_else() -> None:
+    """`make pytest` runs the journey in a process of its own and every other test in another: nothing twice, nothing
+    left out, and the journey's status counts."""
+    lines = _recipe("pytest")
+    runs = [line for line in lines if " -m pytest" in line]
+    assert len(runs) == 2, runs
+    journey, rest = runs
+    assert journey.startswith(".venv/bin/python -m pytest tests/journey ") and " & journey=$!" in journey, journey
+    assert rest.startswith(".venv/bin/python -m pytest --ignore=tests/journey; "), rest
+    recipe = "\n".join(lines)
+    assert "wait $journey" in recipe and "exit $walk" in recipe, recipe

@@ -19,21 +19,28 @@ _METHOD = re.compile(r"method (\S+) \((request|notification)\): here, but not in
 _TYPE = re.compile(r"type (\w+): defined here only\b")
 _THEIRS = re.compile(r"type (\w+): defined there only\b")
 _PROPERTY = re.compile(r"type (\w+): property (\S+) only here\b")
+_LEFT_OUT = re.compile(r"method (\S+) \((request|notification)\): published there, but has no retry class here\b")
 
 
 @dataclass(frozen=True)
 class Deliberate:
-    """The methods, types and properties that exist here only, and the types upstream has that we do not (one we
-    renamed, say), as the listing names them."""
+    """The methods, types and properties that exist here only, and the types and methods upstream has that we do
+    not (a type we renamed, a method left out), as the listing names them."""
 
     methods: frozenset[tuple[str, str]]
     types: frozenset[str]
     properties: frozenset[tuple[str, str]]
     theirs_only: frozenset[str] = frozenset()
+    left_out: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def method_names(self) -> frozenset[str]:
         return frozenset(name for name, _ in self.methods)
+
+    @property
+    def left_out_names(self) -> frozenset[str]:
+        """The published methods this spec leaves out on purpose (listed as having no retry class here)."""
+        return frozenset(name for name, _ in self.left_out)
 
 
 def deliberate(root: Path = ROOT) -> Deliberate:
@@ -41,7 +48,7 @@ def deliberate(root: Path = ROOT) -> Deliberate:
     path = root / "spec" / "upstream-differences.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
     lines = [item["difference"] for item in (data or {}).get("differences") or []]
-    methods, types, properties, theirs = set(), set(), set(), set()
+    methods, types, properties, theirs, left_out = set(), set(), set(), set(), set()
     for line in lines:
         if found := _METHOD.match(line):
             methods.add((found.group(1), found.group(2)))
@@ -51,4 +58,6 @@ def deliberate(root: Path = ROOT) -> Deliberate:
             properties.add((found.group(1), found.group(2)))
         elif found := _THEIRS.match(line):
             theirs.add(found.group(1))
-    return Deliberate(frozenset(methods), frozenset(types), frozenset(properties), frozenset(theirs))
+        elif found := _LEFT_OUT.match(line):
+            left_out.add((found.group(1), found.group(2)))
+    return Deliberate(*map(frozenset, (methods, types, properties, theirs, left_out)))

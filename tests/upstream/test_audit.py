@@ -33,6 +33,9 @@ def test_every_published_entry_has_a_retry_class(upstream: Upstream) -> None:
     ours = {(m.name, m.kind): (m.params, m.result) for m in spec.methods}
     listed = deliberate()  # a type of upstream's that we name differently is listed as theirs only, ours as ours
     for key, entry in audit.published_entries(upstream.schema).items():
+        if key in listed.left_out:
+            assert key not in ours, f"{key} is listed as left out, yet the spec has it"
+            continue
         assert key in ours, key
         for mine, theirs in zip(ours[key], (entry.params, entry.result), strict=True):
             assert mine == theirs or (theirs in listed.theirs_only and mine in listed.types), (key, mine, theirs)
