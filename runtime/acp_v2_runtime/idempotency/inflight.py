@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Hashable
 
 from .calls import CommitGate, StoreCalls
 from .keys import Fingerprint, fingerprints_differ, prompt_fingerprint
-from .states import FINAL, TRANSITIONS, WITHDRAWAL, Event, ImpossibleTransition, State
+from .states import FINAL, TRANSITIONS, Event, ImpossibleTransition, State
 from .store import LedgerStore, Write
 
 Prepare = Callable[[], Awaitable[None]]
@@ -43,6 +43,9 @@ class Submitted(str):
         return str.__str__(self)
 
 
+_NEW = State.NEW  # read once: every keyed prompt in a worker thread makes a Pending
+
+
 class Pending:
     """A key with attempts in flight in this process: its state (see `states`) and the data its attempts share.
 
@@ -54,8 +57,10 @@ class Pending:
     __slots__ = ("fingerprint", "fresh_until", "future", "gate", "gone", "seen", "state", "stored", "task")
 
     def __init__(self, fingerprint: Fingerprint | str | None, stored: object, first: Event, seen: int | None = None):
-        self.state = State.NEW
-        self.fire(first)
+        try:
+            self.state = TRANSITIONS[_NEW, first]
+        except KeyError:
+            raise ImpossibleTransition(_NEW, first) from None
         self.fingerprint = fingerprint  # what this process compares a store's row with
         self.stored = stored  # what the store is given to keep: the prompt itself, or its digest (LedgerBase._stored)
         self.future: asyncio.Future[str] | None = None
@@ -149,10 +154,6 @@ class LedgerBase(StoreCalls):
             if (session_id is None or slot[0] == session_id)
             and not (pending.state is State.WITHDRAWN and _answered(pending))
         )
-
-    def _waits(self, pending: Pending | None) -> bool:
-        """Whether a new attempt must wait before it takes the key: a withdrawal of it is being recorded."""
-        return pending is not None and pending.state in WITHDRAWAL
 
     def _stored(self, prompt: object) -> object:
         """What the store keeps of a prompt: the prompt itself in a store that keeps prompts, else its digest."""

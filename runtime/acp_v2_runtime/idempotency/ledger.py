@@ -43,7 +43,7 @@ from .keys import (
     derive_message_id,
     validate_session_id,
 )
-from .states import Event, State
+from .states import WITHDRAWAL, Event, State
 from .store import INSERTED, ClaimResult, LedgerStore, Write
 from .withdrawals import Withdrawals
 
@@ -139,7 +139,7 @@ class KeyLedger(Withdrawals, Insertion):
         checked: str = key  # type: ignore[assignment]  # a valid key, or self._row_key would have raised
         slot = (session_id, digest)
         pending = self._pending.get(slot) if self._pending else None
-        while self._waits(pending):
+        while pending is not None and pending.state in WITHDRAWAL:
             # A withdrawal of this key is being recorded: this attempt arrived after the cancel, so it is a new one,
             # and starts once the withdrawal is in the store (or could not be put there).
             if pending.gone is None:
