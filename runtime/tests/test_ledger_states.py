@@ -135,7 +135,7 @@ def test_the_helpers_page_shows_the_table() -> None:
     page = PAGE.read_text(encoding="utf-8")
     section = page.split("### The states of a key in flight", 1)[1].split("\n### ", 1)[0]
     diagram = section.split("```mermaid\n", 1)[1].split("```", 1)[0]
-    assert diagram == mermaid()
+    assert diagram == mermaid(), "paste the output of `python -m acp_v2_runtime.idempotency` into the page"
     for state in State:
         if state is not State.NEW:
             assert f"`{state.value}`" in section, f"the page does not say what {state.value} is"

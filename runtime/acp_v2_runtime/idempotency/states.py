@@ -3,7 +3,7 @@
 Every event the ledger sees for a key (an attempt, a cancel, a store's answer, a failure) is a transition through
 `TRANSITIONS`: the ledger fires the event (`Pending.fire`) and acts on the state the table gives, and an event that
 the table does not allow in the key's state raises `ImpossibleTransition`. `mermaid()` draws the table; the docs'
-diagram is that drawing (`python -m acp_v2_runtime.idempotency.states` prints it).
+diagram is that drawing (`python -m acp_v2_runtime.idempotency` prints it).
 """
 
 from __future__ import annotations
@@ -136,7 +136,3 @@ def mermaid() -> str:
     ]
     lines += [f"    {state.value} --> [*]" for state in State if state in FINAL]
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(mermaid(), end="")
