@@ -128,7 +128,9 @@ def test_dark_mode_toggle(site_url, browser_page):
     page.wait_for_function(f"{scheme} === 'default'")
 
 
-@pytest.mark.parametrize(("path", "diagrams"), [("keyed-prompts/", 2), ("reference/retry-classes/", 1)])
+@pytest.mark.parametrize(
+    ("path", "diagrams"), [("keyed-prompts/", 2), ("keyed-prompts-helpers/", 2), ("reference/retry-classes/", 1)]
+)
 def test_mermaid_diagrams_render_offline(site_url, browser_page, path, diagrams):
     page, _ = browser_page
     page.goto(f"{site_url}/{path}")

@@ -130,7 +130,8 @@ def mermaid() -> str:
     def name(state: State) -> str:
         return "[*]" if state is State.NEW else state.value
 
-    lines = ["stateDiagram-v2"]
+    # Drawn at its own size (the page scrolls it sideways on a phone) rather than shrunk to the column's width.
+    lines = ["---", "config:", "  state:", "    useMaxWidth: false", "---", "stateDiagram-v2"]
     lines += [
         f"    {name(source)} --> {name(target)}: {', '.join(events)}" for (source, target), events in edges.items()
     ]
