@@ -26,6 +26,20 @@ def environment() -> dict[str, str]:
     return env
 
 
+def run_history(kit: list[str], agent: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -m acp_v2_runtime.conformance history KIT -- AGENT`, its output captured; it never tracebacks."""
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *kit, "--", *agent],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=timeout,
+        check=False,
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    return done
+
+
 class AgentProcess:
     """One reference Agent process; `request` waits for the answer, skipping notifications."""
 

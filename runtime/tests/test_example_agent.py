@@ -10,7 +10,7 @@ import sys
 import uuid
 
 import pytest
-from agent_client import ROOT, environment
+from agent_client import ROOT, environment, run_history
 from generator import paths
 
 EXAMPLE = ROOT / "runtime" / "examples" / "keyed_agent.py"
@@ -101,14 +101,6 @@ def test_the_early_cancel_trace_passes_every_time(tmp_path, runs):
 def test_the_example_keeps_every_invariant_of_a_random_history(store: str, request: pytest.FixtureRequest):
     # The example keeps the ledger's lease (30 s), so the kit is told it: a retry after a holder's death may wait it.
     postgres = ["--postgres", request.getfixturevalue("pg_dsn")] if store == "postgres" else []
-    kit = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", "--schedules", "2", "--steps", "12"]
-    kit += ["--seed", "100", "--bound", "10", "--stall", "12", "--shrink-runs", "0", *postgres, "--"]
-    done = subprocess.run(
-        [*kit, sys.executable, str(EXAMPLE), "--db", "{db}"],
-        capture_output=True,
-        text=True,
-        env=environment(),
-        timeout=900,
-        check=False,
-    )
+    kit = ["--schedules", "2", "--steps", "12", "--seed", "100", "--bound", "10", "--stall", "12", "--shrink-runs", "0"]
+    done = run_history([*kit, *postgres], [sys.executable, str(EXAMPLE), "--db", "{db}"], timeout=900)
     assert done.returncode == 0 and "2 passed, 0 failed" in done.stdout, done.stdout + done.stderr

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_client import environment
+from agent_client import environment, run_history
 from planted_agent import BUGS
 
 from acp_v2_runtime.conformance.history import INVARIANTS, Shape, check, generate
@@ -37,17 +37,7 @@ REFERENCE_SCHEDULES = max(2, int(FUZZ) // 40) if FUZZ else 2  # `make fuzz`: 50 
 def history_run(*flags: str, bug: str | None = None, postgres: str | None = None) -> subprocess.CompletedProcess[str]:
     agent = [sys.executable, str(PLANTED), *(["--bug", bug] if bug else []), "--store-wait", "1", "--"]
     store = ["--postgres", postgres] if postgres else []
-    command = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *TIMING, *store, *flags, "--", *agent]
-    done = subprocess.run(
-        [*command, "--db", "{db}", "--lease", "2"],
-        capture_output=True,
-        text=True,
-        env=environment(),
-        timeout=3600,
-        check=False,
-    )
-    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
-    return done
+    return run_history([*TIMING, *store, *flags], [*agent, "--db", "{db}", "--lease", "2"], timeout=3600)
 
 
 def test_a_seed_gives_the_same_schedule_and_keep_picks_its_steps():
