@@ -8,7 +8,12 @@
     await resender.resend_pending()   # after a reconnect or a restart, once the sessions are resumed
 
 `send(method, params, request_id)` is the application's transport: it returns the result, or raises `NotSent`
-(the message never left), `NoResponse` (sent, but no answer: the outcome is unknown) or `ErrorResponse`.
+(the message never left), `NoResponse` (it may have left, and no answer came: the outcome is unknown) or
+`ErrorResponse` (a JSON-RPC error the receiver itself sent for this request). A transport must never turn its own
+failures into an `ErrorResponse`: a POST answered 502 by a gateway, an event stream or socket that ended before the
+answer, a timeout are `NoResponse`, because the Agent may have inserted the message all the same (the TypeScript
+SDK's client reports them as a JSON-RPC -32603 it makes up, which a Resender must not believe).
+`acp_v2_runtime.remote` has transports over ACP's remote profiles that keep to this.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from acp_v2_schema.retry import PENDING_PROMPT_MAX_AGE_SECONDS, POLICY, FailureK
 
 Send = Callable[[str, dict[str, Any], int], Awaitable[Any]]
 
+PROTOCOL_VERSION = 2
+"""The ACP protocol version this Client speaks in `initialize`."""
+
 
 def new_idempotency_key() -> str:
     """A fresh key for one user submission: a random UUID v4 (122 bits of entropy), never derived from content."""
@@ -50,13 +58,22 @@ class NotSent(SendFailure):
 
 
 class NoResponse(SendFailure):
-    """The message was sent but no answer came (connection lost, timeout): the outcome is unknown."""
+    """The message may have been sent but no answer came: the outcome is unknown.
+
+    Every failure the transport made is this: a lost connection, a timeout, an HTTP status other than 2xx for the
+    POST that carried the request, an event stream or a socket that ended before the answer.
+    """
 
     kind = FailureKind.NO_RESPONSE
 
 
 class ErrorResponse(SendFailure):
-    """The receiver answered with a JSON-RPC error. For `session/prompt`, nothing was inserted."""
+    """The receiver itself answered the request with a JSON-RPC error; for `session/prompt`, nothing was inserted.
+
+    Only an error the Agent sent is one of these: an error a transport or a proxy makes up for a failure of its own
+    (such as the -32603 the TypeScript SDK's client reports for a 502) says nothing about insertion; a transport
+    raises `NoResponse` for it instead.
+    """
 
     kind = FailureKind.ERROR_RESPONSE
 
@@ -89,7 +106,7 @@ class PendingPrompt:
 class PendingPrompts:
     """Keyed requests awaiting an answer, kept in a JSON file (or only in memory when `path` is None).
 
-    A prompt is added before its first attempt and removed when an answer (a result or an error response)
+    A prompt is added before its first attempt and removed when an answer (a result or an error the Agent sent)
     arrives, so whatever is left after a crash, a lost connection or a run of unsent attempts is exactly what
     to resend. Each change rewrites the file atomically (a temporary file, then a rename), so a crash leaves
     either the old or the new list, never half of one. One Client process owns a file.
