@@ -44,6 +44,8 @@ class Settings:
     fall: int = 2
     retries: int = 2
     maxconn: int = 4096
+    extra: tuple[str, ...] = ()
+    """Lines added at the end of the backend (e.g. `no option http-no-delay`, to measure what it is for)."""
 
 
 def render(settings: Settings) -> str:
@@ -62,6 +64,7 @@ def render(settings: Settings) -> str:
         "fall": str(settings.fall),
         "retries": str(settings.retries),
         "maxconn": str(settings.maxconn),
+        "extra": "\n".join(f"    {line}" for line in settings.extra),
         "monitor_uri": MONITOR_URI,
     }
     return Template(TEMPLATE.read_text(encoding="utf-8")).substitute(values)
