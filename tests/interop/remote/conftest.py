@@ -1,0 +1,176 @@
+"""What the remote-transport interop tests share: the TypeScript programs of this folder compiled once per session
+(as tests/interop compiles its own, with its compiler, flags and SDK), and servers started once per session on
+free ports: the SDK's AcpServer serving its keyed Agent (sdk_server.ts) and our reference Agent served by
+`python -m acp_v2_runtime.reference_agent --listen`. Fault proxies (acp_v2_runtime.conformance.network) go in
+front of either; `sdk_client` runs the SDK's own Client (sdk_client_remote.ts) and returns the JSON lines it
+printed.
+
+A program of this folder is compiled when it is listed in PROGRAMS: add yours there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.conftest import SDK_MODULES, TSC, TSC_FLAGS, environment, missing
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = ("sdk_server.ts", "sdk_client_remote.ts")
+START_LIMIT = 60.0
+"""Seconds a server may take to say where it listens (a loaded two-core machine starting node or Python)."""
+RUN_LIMIT = 120.0
+"""Seconds one run of the SDK Client may take before the test fails it."""
+
+
+def compile_programs(node: str, names: tuple[str, ...], root: Path, folder: Path = HERE) -> Path:
+    """Compiles `names` (TypeScript files of `folder`) in one tsc run, as tests/interop/conftest.py does; returns
+    the directory of the `.js` files."""
+    if not (SDK_MODULES / "@agentclientprotocol" / "sdk" / "package.json").exists():
+        missing("the ACP TypeScript SDK is not installed; run .ci/setup.d/12-acp-sdk.sh")
+    if not TSC.exists():
+        missing("the pinned TypeScript compiler is not installed; run .ci/setup.d/10-node-typescript.sh")
+    (root / "node_modules").symlink_to(SDK_MODULES, target_is_directory=True)
+    (root / "package.json").write_text(json.dumps({"type": "module"}), encoding="utf-8")
+    source = root / "src"
+    source.mkdir()
+    for name in names:
+        shutil.copyfile(folder / name, source / name)
+    done = subprocess.run(
+        [node, str(TSC), *TSC_FLAGS, "--rootDir", str(source), "--outDir", str(root / "out")]
+        + [str(source / name) for name in names],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"tsc failed ({done.returncode}):\n{(done.stdout + done.stderr)[:6000]}", pytrace=False)
+    return root / "out"
+
+
+@pytest.fixture(scope="session")
+def remote_built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory holding this folder's compiled programs (`sdk_server.js`, `sdk_client_remote.js`, ...)."""
+    return compile_programs(node, PROGRAMS, tmp_path_factory.mktemp("remote-interop"))
+
+
+@contextmanager
+def served(command: list[str], ready: re.Pattern[str], url: Callable[[re.Match[str]], str]) -> Iterator[str]:
+    """Starts a server process, waits for the line of its output that says where it listens, yields its endpoint
+    URL and stops it (SIGTERM, then SIGKILL) when the block ends. Its output is drained, the tail kept for a
+    failure's message."""
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=environment(),
+    )
+    assert process.stdout is not None
+    tail: list[str] = []
+    found: list[str] = []
+    seen = threading.Event()
+
+    def drain() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            tail.append(line)
+            del tail[:-40]
+            match = ready.search(line)
+            if match and not found:
+                found.append(url(match))
+                seen.set()
+        seen.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        if not seen.wait(START_LIMIT) or not found:
+            pytest.fail(f"{command[:3]} did not start:\n{''.join(tail)}", pytrace=False)
+        yield found[0]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def sdk_agent_url(node: str, remote_built: Path) -> Iterator[str]:
+    """The endpoint of the SDK's AcpServer serving its keyed Agent (sessions kept in its memory)."""
+    command = [node, str(remote_built / "sdk_server.js"), "--port", "0"]
+    with served(command, re.compile(r"^listening (\d+)"), lambda m: f"http://127.0.0.1:{m.group(1)}/") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def our_agent_url() -> Iterator[str]:
+    """The endpoint of our reference Agent served over the remote transport, on an SQLite file."""
+    folder = Path(tempfile.mkdtemp(prefix="remote-agent-"))
+    command = [
+        sys.executable,
+        "-m",
+        "acp_v2_runtime.reference_agent",
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        str(folder / "agent.db"),
+    ]
+    try:
+        with served(command, re.compile(r"(https?://[^\s]+)"), lambda m: m.group(1)) as url:
+            yield url
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_sdk_client(node: str, built: Path, url: str, profile: str, *options: str) -> list[dict[str, Any]]:
+    """Runs sdk_client_remote.js against `url` and returns the JSON lines it printed (failing on a crash)."""
+    done = subprocess.run(
+        [node, str(built / "sdk_client_remote.js"), "--url", url, "--profile", profile, *options],
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT,
+        env=environment(),
+        check=False,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    crashed = [line for line in lines if line["event"] == "crash"]
+    if done.returncode != 0 or crashed:
+        pytest.fail(f"the SDK client failed ({done.returncode}):\n{done.stdout}\n{done.stderr[-3000:]}", pytrace=False)
+    return lines
+
+
+@pytest.fixture(scope="session")
+def sdk_client(node: str, remote_built: Path) -> Callable[..., list[dict[str, Any]]]:
+    """Runs the SDK's Client script: `sdk_client(url, profile, *options)` -> its JSON lines."""
+    return lambda url, profile, *options: run_sdk_client(node, remote_built, url, profile, *options)
+
+
+def remote_ready() -> None:
+    """Skips (or, under CI, fails) when the remote extra's libraries are missing."""
+    for module in ("httpx", "httpx_sse", "websockets", "uvicorn"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing(f"{module} is not installed: pip install -e 'runtime[remote]'")
+    if os.name != "posix":
+        pytest.skip("the servers are stopped with POSIX signals")
