@@ -104,6 +104,14 @@ class ClientConnection:
             with contextlib.suppress(BaseException):
                 await task
 
+    def abort(self, why: str = "aborted by the Client") -> asyncio.Task[None]:
+        """Give up on the connection at once: every waiting request gets `NoResponse` before anything else is read.
+
+        Its sockets close in the background (the returned task); nothing more is read from them.
+        """
+        self._fail(why)
+        return asyncio.ensure_future(self.close())
+
     # -- for the profiles -----------------------------------------------------------------------------------------
 
     async def _open(self, message: Message, started: asyncio.Event) -> Message:
@@ -143,6 +151,8 @@ class ClientConnection:
 
     def _received(self, message: Any, session_id: str | None = None) -> None:
         """Route one message from the Agent; `session_id` names the stream it came on, if any."""
+        if self.failure is not None:
+            return  # given up: its requests were already told that no answer comes
         if not isinstance(message, dict):
             log.warning("ignored a message from the Agent that is not a JSON object")
             return
