@@ -32,6 +32,7 @@ STAGES = {
     "conformance": "Conformance traces",
     "upstream": "Upstream differences",
     "accepted": "Accepted breaking changes",
+    "baseline": "The retry-class baseline (spec/retry-class-baseline.yaml)",
     "diff": "Comparing two versions (`python -m generator diff`)",
 }
 
@@ -149,6 +150,9 @@ _TABLE: tuple[Code, ...] = (
     Code("unknown-rule", "accepted", "an accepted break names a rule id the diff does not have"),
     Code("not-a-breaking-rule", "accepted", "an accepted break names a rule that never breaks anything"),
     Code("duplicate-acceptance", "accepted", "the same break (rule, subject, release) is accepted twice"),
+    # -- baseline
+    Code("duplicate-baseline-entry", "baseline", "the class baseline lists a method, or a variant of one, twice"),
+    Code("unknown-baseline-source", "baseline", "a class baseline entry names a source its file does not define"),
     # -- diff
     Code("not-a-schema", "diff", "a schema file to compare has no $defs, so it is not an ACP schema"),
     Code("invalid-json", "diff", "a schema file to compare is not JSON (NaN, infinities, over-long integers included)"),

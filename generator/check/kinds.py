@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import accepted, conformance, semantics, upstream
+from . import accepted, class_baseline, conformance, semantics, upstream
 
 MeaningCheck = Callable[[semantics.Checker], None]
 
@@ -57,6 +57,8 @@ KINDS: tuple[SpecKind, ...] = (
     SpecKind("upstream-differences", "upstream-differences.yaml", "upstream-differences.schema.json", upstream.check),
     # Read by `python -m generator diff` (generator/check/accepted.py); checked whenever the spec is.
     SpecKind(accepted.KIND, "accepted-breaks.yaml", "accepted-breaks.schema.json", accepted.check, sound_only=False),
+    # Read by `diff` when the other side has no retry classes (generator/check/class_baseline.py).
+    SpecKind(class_baseline.KIND, "retry-class-baseline.yaml", "class-baseline.schema.json", class_baseline.check),
 )
 META_DIR = "meta"
 

@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("new", nargs="?", metavar="NEW", help="the later version (default: the work tree's spec/)")
     cmd.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     cmd.add_argument("--all", action="store_true", help="also report changes to descriptions and other prose")
+    cmd.add_argument(
+        "--full",
+        action="store_true",
+        help="without OLD and before the first release: list every difference from ACP's published schema, not only "
+        "the breaks and what changed since the last commit (the rest is summarised in one line by default)",
+    )
     cmd.add_argument("--root", type=Path, default=Path(), help="project root (default: .)")
     cmd.add_argument("--spec", type=Path, default=None, help="spec directory (default: ROOT/spec)")
 
@@ -46,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     root: Path = args.root
     spec_dir: Path = args.spec or root / "spec"
     old_arg: str | None = args.old
+    published_baseline = False  # the baseline is ACP's schema: most findings are known differences, summarised
     if old_arg is None:
         tags = sources.release_tags(root)
         if tags:
@@ -60,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"diff: no v* release tag yet, and {baseline.label()} cannot be fetched: {exc}", file=sys.stderr)
                 return EXIT_ERROR
             print(f"diff: no v* release tag yet: comparing the work tree with {baseline.label()}", file=sys.stderr)
+            published_baseline = args.new is None and not args.full and args.format == "text"
     try:
         old_source = sources.resolve(old_arg, root, spec_dir)
         new_source = (
@@ -90,8 +98,16 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         old, new = loaded
         findings = compare(old, new, include_all=args.all)
-    sys.stdout.write(report.as_json(findings) if args.format == "json" else report.text(findings))
-    print(report.summary(findings, old_source.label, new_source.label), file=sys.stderr)
+        known = _known_at_head(old, root, spec_dir, Path(tmp), parses, args.all) if published_baseline else None
+    if published_baseline:
+        shown, hidden = report.split_known(findings, known)
+        sys.stdout.write(report.text(shown))
+        print(report.summary(findings, old_source.label, new_source.label), file=sys.stderr)
+        if hidden:
+            print(report.hidden_line(hidden, known is not None), file=sys.stderr)
+    else:
+        sys.stdout.write(report.as_json(findings) if args.format == "json" else report.text(findings))
+        print(report.summary(findings, old_source.label, new_source.label), file=sys.stderr)
     if report.failing(findings):
         from ..check.accepted import KIND
         from ..check.kinds import by_name  # the file's name is written once, in the table of spec file kinds
@@ -100,6 +116,19 @@ def run(args: argparse.Namespace) -> int:
         print(report.accept_hint(findings, _shown(accepted_file, root)), file=sys.stderr)
         return EXIT_BREAKING
     return EXIT_OK
+
+
+def _known_at_head(old, root: Path, spec_dir: Path, scratch: Path, parses, include_all: bool) -> set | None:
+    """What the last commit's spec already differed from the baseline in (None when there is no commit to read):
+    those differences are known, and the report leads with the rest."""
+    from . import report, sources
+    from .compare import compare
+
+    try:
+        head = sources.load(sources.Source("rev", "HEAD", root, rev="HEAD"), root, spec_dir, scratch, parses)
+    except (sources.SourceError, SpecError):
+        return None  # no repository, no spec at HEAD, or a broken one: nothing counts as known
+    return {report.identity(f) for f in compare(old, head, include_all=include_all)}
 
 
 def _shown(path: str, root: Path) -> str:

@@ -37,10 +37,17 @@ def compare(old: Snapshot, new: Snapshot, *, include_all: bool = False) -> list[
     # A spec against a published schema: compare what both can say. A break the spec accepts that such a
     # comparison cannot show (a retry class: no published schema has them) is then not reported as unused.
     whole = old.kind == new.kind
+    # A published schema has no retry classes: the spec's record of the classes as the proposal states them stands
+    # in for them, so that a class change is never silent, release tag or not.
+    baseline_file, baseline = new.class_baseline if new.kind == SPEC and not whole else ("", {})
+    spec = new
     if not whole:
         old, new = (old.as_schema(), new) if old.kind == SPEC else (old, new.as_schema())
     changes: list[Change] = []
     _Methods(old, new, changes.append).run()
+    if baseline:
+        old.files = {**old.files, baseline_file: spec.files[baseline_file]}  # reports may point into it
+        _against_baseline(baseline_file, baseline, spec, changes.append)
     if old.kind == SPEC:
         _retry_vocabulary(old, new, changes.append)
     types = TypeComparer(old, new, changes.append)
@@ -67,7 +74,8 @@ def compare(old: Snapshot, new: Snapshot, *, include_all: bool = False) -> list[
                 types.named(x, y)
     grader = _Grader(old, new)
     findings = {grader.finding(c) for c in changes if include_all or not rule(c.rule).all_only}
-    return sorted(_apply_accepted(findings, old, new, report_unused=whole), key=Finding.sort_key)
+    shown = _ALL_RULES if whole else BASELINE_RULES if baseline else frozenset()
+    return sorted(_apply_accepted(findings, old, new, report_unused=shown), key=Finding.sort_key)
 
 
 def _model_classes(old: Snapshot, new: Snapshot, emit) -> None:
@@ -218,6 +226,54 @@ class _Methods:
                     self.emit(Change(rule_id, full, said, scope, wa, wb))
 
 
+# The breaks a comparison with the class baseline can show: against a published schema with a class baseline, an
+# accepted break of one of these rules that does not occur is reported as unused, as it is between two releases.
+BASELINE_RULES = frozenset(
+    {"retry-class-less-forgiving", "variant-class-less-forgiving", "key-param-removed", "key-param-renamed"}
+)
+_ALL_RULES = None  # every rule
+
+
+def _against_baseline(file: str, baseline: dict, spec: Snapshot, emit) -> None:
+    """The spec's classes (and key parameters, and variants' classes) against the class baseline's entries.
+
+    A method the baseline lacks is new, and a method the spec lacks is removed: the method rules report both."""
+    order = spec.classes
+    for key in sorted(baseline.keys() & spec.methods.keys()):
+        entry, m = baseline[key], spec.methods[key]
+        subject = _subject(m, spec, spec)
+        scope = Scope("method", m.name, m.kind)
+        base = ("methods", entry.index)
+        moved = _moved(order, order, entry.retry_class, m.retry_class)
+        if moved:
+            rule_id = "retry-class-less-forgiving" if moved > 0 else "retry-class-more-forgiving"
+            said = f"{subject}: retry class {entry.retry_class} (as the proposal states it) became {m.retry_class}"
+            emit(
+                Change(rule_id, subject, said, scope, Where(file, (*base, "class")), Where(m.file, ("retry", "class")))
+            )
+        if entry.key_param != m.key_param:
+            if m.key_param is None:
+                rule_id, said = "key-param-removed", f"key parameter {entry.key_param} removed"
+            elif entry.key_param is None:
+                rule_id, said = "key-param-added", f"key parameter {m.key_param} added"
+            else:
+                rule_id, said = "key-param-renamed", f"key parameter {entry.key_param} renamed to {m.key_param}"
+            old_at = Where(file, (*base, "keyParam") if entry.key_param else base)
+            new_at = Where(m.file, ("retry", "keyParam") if m.key_param else ("retry",))
+            emit(Change(rule_id, subject, f"{subject}: {said}", scope, old_at, new_at))
+        ours = {v.name: v for v in m.variants}
+        for j, (name, retry_class) in enumerate(entry.variants):
+            v = ours.get(name)
+            moved = _moved(order, order, retry_class, v.retry_class) if v else 0
+            if moved:  # a variant added or removed since is the variant rules' business between releases
+                rule_id = "variant-class-less-forgiving" if moved > 0 else "variant-class-more-forgiving"
+                full = f"{subject}[{name}]"
+                said = f"{full}: retry class {retry_class} (as the proposal states it) became {v.retry_class}"
+                wa = Where(file, (*base, "variants", j, "class"))
+                wb = Where(m.file, ("variants", v.index, "class"))
+                emit(Change(rule_id, full, said, Scope("variant", m.name, m.kind, v.stability == "unstable"), wa, wb))
+
+
 def _retry_vocabulary(old: Snapshot, new: Snapshot, emit) -> None:
     """The class list and the decision table of the retry-class file."""
     for name in old.classes:
@@ -335,9 +391,11 @@ class _Grader:
         return False
 
 
-def _apply_accepted(findings: set[Finding], old: Snapshot, new: Snapshot, *, report_unused: bool) -> list[Finding]:
-    """Mark listed breaks as accepted, and (`report_unused`) report listed breaks for this span of releases that did
-    not occur."""
+def _apply_accepted(
+    findings: set[Finding], old: Snapshot, new: Snapshot, *, report_unused: frozenset[str] | None
+) -> list[Finding]:
+    """Mark listed breaks as accepted, and report listed breaks for this span of releases that did not occur, of the
+    rules in `report_unused` (None: of every rule; a comparison that cannot show a rule's changes leaves it out)."""
     in_scope = [a for a in new.accepted if a.in_scope(old.version, new.version)]
     wanted = {(a.rule, a.subject): a for a in in_scope}
     used: set[tuple[str, str]] = set()
@@ -356,8 +414,8 @@ def _apply_accepted(findings: set[Finding], old: Snapshot, new: Snapshot, *, rep
                 f.subject,
             )
         out.append(f)
-    for a in in_scope if report_unused else ():
-        if (a.rule, a.subject) not in used:
+    for a in in_scope:
+        if (a.rule, a.subject) not in used and (report_unused is None or a.rule in report_unused):
             loc = a.location
             file = new.prefix + loc.file
             said = f"{a.subject}: the accepted break {a.rule} (for {a.version_text}) does not occur"

@@ -38,6 +38,29 @@ def accept_hint(findings: list[Finding], accepted_file: str) -> str:
     )
 
 
+def identity(finding: Finding) -> tuple[str, str, str, str]:
+    """What makes two findings of two comparisons the same change, wherever its line moved."""
+    return (finding.rule, finding.severity, finding.subject, finding.message)
+
+
+def split_known(findings: list[Finding], known: set[tuple[str, str, str, str]] | None) -> tuple[list, list]:
+    """(shown, hidden): breaks and accepted breaks are always shown, and so is every finding not in `known` (the
+    differences the last commit already had); with no `known` at all, only the breaks are shown."""
+    shown, hidden = [], []
+    for f in findings:
+        lead = f.severity in (BREAKING, ACCEPTED) or (known is not None and identity(f) not in known)
+        (shown if lead else hidden).append(f)
+    return shown, hidden
+
+
+def hidden_line(hidden: list[Finding], against_head: bool) -> str:
+    """The one line that stands for the findings not shown."""
+    counts = Counter(f.severity for f in hidden)
+    parts = ", ".join(f"{counts[s]} {s}" for s in (COMPATIBLE, UNSTABLE) if counts[s])
+    why = "the last commit had them already" if against_head else "no commit to compare with"
+    return f"not shown: {len(hidden)} known differences from the published schema ({parts}; {why}); --full lists them"
+
+
 def summary(findings: list[Finding], old: str, new: str) -> str:
     """One line: how many changes of each severity, between which versions."""
     counts = Counter(f.severity for f in findings)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..check.accepted import Acceptance, Version
+from ..check.class_baseline import BaselineEntry
 from ..compat_rules import READ, WRITTEN
 from ..diagnostics import Location
 from ..model.spec import SIDE_OF_DIRECTION
@@ -82,6 +83,9 @@ class Snapshot:
     prose: dict[str, Leaf] = field(default_factory=dict)  # titles, summaries, meanings, descriptions
     accepted: list[Acceptance] = field(default_factory=list)
     version: Version | None = None
+    # The classes as the proposal states them (spec/retry-class-baseline.yaml, as displayed, and its entries): what a
+    # comparison with a side that has no retry classes (a published schema) compares this spec's classes with.
+    class_baseline: tuple[str, dict[tuple[str, str], BaselineEntry]] = ("", {})
     # The types and properties (`Type.prop`) that are unstable: x-stability in a spec, or absent from the stable
     # sibling of a published schema. A change inside one of them cannot break a stable reader.
     unstable: frozenset[str] = frozenset()

@@ -12,6 +12,9 @@ from typing import Any
 
 from ..check.accepted import KIND as ACCEPTED_KIND
 from ..check.accepted import Version, entries_of, parse_version
+from ..check.class_baseline import KIND as BASELINE_KIND
+from ..check.class_baseline import BaselineEntry
+from ..check.class_baseline import entries_of as baseline_entries
 from ..check.kinds import by_name
 from ..diagnostics import Diagnostic, Location, SpecError, display_path
 from ..pipeline import load_spec, read_spec
@@ -156,7 +159,18 @@ def load_spec_dir(
             for label, text, path in prose_leaves(classes_doc.data if classes_doc else {})
         },
         accepted=[a for a in accepted],
+        class_baseline=_class_baseline(read, parses),
     )
+
+
+def _class_baseline(read, parses: SharedParses) -> tuple[str, dict[tuple[str, str], BaselineEntry]]:
+    """The class baseline file (as displayed) and its entries by (method, kind); ("", {}) when the spec has none."""
+    for rel in read.matching(by_name(BASELINE_KIND).pattern):
+        shown = read.display(rel)
+        doc = parses.document(shown)  # load_spec parsed it and found it sound, or it would have raised
+        if doc is not None:
+            return shown, {(e.method, e.kind): e for e in baseline_entries(doc)}
+    return "", {}
 
 
 def decision_leaves(
