@@ -68,7 +68,8 @@ class WebSocketConnection(ClientConnection):
         try:
             socket = await connect(
                 self.url,
-                additional_headers=list(upgrade.headers.multi_items()),
+                # websockets writes its own Host; a second one is a request servers must refuse (h11 does).
+                additional_headers=[(k, v) for k, v in upgrade.headers.multi_items() if k.lower() != "host"],
                 open_timeout=self.timeout,
                 max_size=MAX_MESSAGE_BYTES,
                 compression=None,  # the SDK's server (ws) offers none by default either

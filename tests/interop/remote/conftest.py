@@ -32,6 +32,8 @@ HERE = Path(__file__).resolve().parent
 PROGRAMS = ("sdk_server.ts", "sdk_client_remote.ts")
 START_LIMIT = 60.0
 """Seconds a server may take to say where it listens (a loaded two-core machine starting node or Python)."""
+MATRIX: list[dict[str, Any]] = []
+"""The fault matrix's cells as test_fault_matrix ran them, printed at the end of the run."""
 RUN_LIMIT = 120.0
 """Seconds one run of the SDK Client may take before the test fails it."""
 
@@ -174,3 +176,24 @@ def remote_ready() -> None:
             missing(f"{module} is not installed: pip install -e 'runtime[remote]'")
     if os.name != "posix":
         pytest.skip("the servers are stopped with POSIX signals")
+
+
+def matrix_table(cells: list[dict[str, Any]]) -> str:
+    """The fault matrix as a Markdown table: fault x profile x direction, with what each side saw."""
+    rows = [
+        "| fault | profile | direction | the proxy did / the Client was told | the Client saw first | attempts "
+        "| same messageId | user messages replayed |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for cell in sorted(cells, key=lambda c: (c["fault"], c["profile"], c["direction"])):
+        rows.append(
+            f"| {cell['fault']} | {cell['profile']} | {cell['direction']} | {cell['proxy']} | {cell['first']} "
+            f"| {cell['attempts']} | {'yes' if cell['same'] else 'NO'} | {cell['replayed']} |"
+        )
+    return "\n".join(rows)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if MATRIX:
+        terminalreporter.section("the remote transport's fault matrix")
+        terminalreporter.write_line(matrix_table(MATRIX))
