@@ -169,7 +169,7 @@ def test_render_is_grouped_by_what_it_writes() -> None:
 
 
 # The reference Agent's modules by concern, lowest first: each imports only those before it (issue 42's split).
-REFERENCE_AGENT = ("storage", "bounds", "turns", "hooks", "transport", "cli")
+REFERENCE_AGENT = ("storage", "bounds", "turns", "hooks", "transport", "remote", "cli")
 MAX_AGENT_MODULE_LINES = 300
 
 

@@ -1,6 +1,7 @@
 """A small ACP v2 Agent over stdio, built on the key ledger with an SQL store: the conformance reference.
 
 The command line of `python -m acp_v2_runtime.reference_agent`; the package's docstring says what each flag does.
+`--listen HOST:PORT` serves it over ACP's remote transport instead of stdio (remote.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ import sys
 from .hooks import OFFERS
 from .storage import DatabaseRefused, redacted
 from .transport import Agent
+
+
+def _address(text: str) -> tuple[str, int]:
+    """HOST:PORT (an IPv6 host in brackets); port 0 takes any free port."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"not HOST:PORT: {text!r}")
+    return host, int(port)
 
 
 def _seconds(text: str) -> float:
@@ -47,7 +57,16 @@ def main(argv: list[str] | None = None) -> int:
         default=OFFERS,
         help=f"what the initialize result offers the conformance runner, comma-separated (default {','.join(OFFERS)})",
     )
+    parser.add_argument(
+        "--listen",
+        type=_address,
+        metavar="HOST:PORT",
+        help="serve over ACP's remote transport (Streamable HTTP and WebSocket) at HOST:PORT instead of stdio; "
+        "the URL is printed on stdout once it listens (port 0: any free port)",
+    )
     args = parser.parse_args(argv)
+    if args.listen is not None:
+        return _listen(parser, args)
     try:
         agent = Agent(
             args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after, offers=args.offers
@@ -57,4 +76,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(agent.serve())
+    return 0
+
+
+def _listen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        import httptools  # noqa: F401  (the server's HTTP parser)
+        import uvicorn  # noqa: F401
+
+        from . import remote
+    except ImportError as exc:  # the extra is missing
+        print(f"{parser.prog}: --listen needs acp-v2-runtime[remote] ({exc.name} is missing)", file=sys.stderr)
+        return 2
+    make = remote.factory(
+        args.db, ignore_keys=args.ignore_keys, lease=args.lease, crash_after=args.crash_after, offers=args.offers
+    )
+    host, port = args.listen
+    try:
+        asyncio.run(remote.listen(make, host, port, db=args.db, ready=lambda url: print(url, flush=True)))
+    except DatabaseRefused as exc:
+        print(f"{parser.prog}: cannot use --db {redacted(args.db)}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"{parser.prog}: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
     return 0

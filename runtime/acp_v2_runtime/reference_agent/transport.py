@@ -1,9 +1,13 @@
-"""The reference Agent's transport: newline-delimited JSON-RPC on stdin and stdout, on top of the hooked turns.
+"""The reference Agent's transport: JSON-RPC messages in and out, dispatch, on top of the hooked turns.
 
-`Agent` reads every line with the generated `MessageReader`, answers at once what is not a valid call, starts a task
-for each request it handles (`HANDLERS`), acts on notifications (`$/cancel_request`, `session/cancel`, the hooks'
-release) and writes each answer once. Bad input costs one error answer, never the process; at the end of the input
-the requests still running are withdrawn or cancelled, within a bound, and the process ends.
+`Agent` reads every message with the generated `MessageReader`, answers at once what is not a valid call, starts a
+task for each request it handles (`HANDLERS`), acts on notifications (`$/cancel_request`, `session/cancel`, the
+hooks' release) and writes each answer once. Bad input costs one error answer, never the process.
+
+One `Agent` serves one connection, on either transport: on stdio (`serve`) it reads lines from stdin and writes
+them to stdout, and at the end of the input the requests still running are withdrawn or cancelled, within a bound,
+and the process ends; on the remote transport (`send=` a callback, see `remote.py`) the server hands it each
+message (`receive`) and ends it with `close`, which withdraws or cancels the same way and leaves the process be.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -31,10 +35,19 @@ from .turns import log
 
 
 class Agent(HookedTurns):
-    """One connection's Agent: reads lines from stdin, answers on stdout, keeps its data in its database."""
+    """One connection's Agent: reads its Client's messages, answers them, keeps its data in its database.
+
+    Without `send` it writes to stdout (`serve` reads stdin); with it, each message goes to `send` as a dict."""
 
     def __init__(
-        self, db: str, *, ignore_keys: bool, lease: float, crash_after: str | None, offers: tuple[str, ...] = ()
+        self,
+        db: str,
+        *,
+        ignore_keys: bool,
+        lease: float,
+        crash_after: str | None,
+        offers: tuple[str, ...] = (),
+        send: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         super().__init__(db, lease=lease, crash_after=crash_after, offers=offers)
         # The generated reader classifies every line. This Agent sends no requests, so it remembers none; it refuses
@@ -43,18 +56,24 @@ class Agent(HookedTurns):
         self.reader = MessageReader(remember_requests=False, strict_json=True, keep_raw=True, ignore_keys=ignore_keys)
         self.requests: dict[Hashable, asyncio.Task[Any]] = {}
         self.keyed_ids: set[Hashable] = set()  # the ids of keyed prompts in flight
-        self.out = getattr(sys.stdout, "buffer", None)
-        self.closed = self.out is None  # stdout closed at start: nothing can be answered, but the input is read
+        self.sink = send
+        self.out = getattr(sys.stdout, "buffer", None) if send is None else None
+        # stdout closed at start: nothing can be answered, but the input is read
+        self.closed = send is None and self.out is None
 
     def send(self, message: dict[str, Any]) -> None:
         if self.closed:
             return
+        full = {"jsonrpc": "2.0", **message}
         try:
-            line = jsonrpc.encode({"jsonrpc": "2.0", **message})
+            line = jsonrpc.encode(full)
         except ValueError:  # not JSON (NaN or an infinity, say): never written; a request still gets an answer
             log("a message that JSON cannot hold was not sent")
             if "id" in message and "method" not in message and "error" not in message:
                 self.fail(message["id"], Code.INTERNAL_ERROR, "Internal error")
+            return
+        if self.sink is not None:
+            self.sink(full)
             return
         try:
             assert self.out is not None
@@ -79,19 +98,35 @@ class Agent(HookedTurns):
             await asyncio.sleep(0)  # let the request start before the next line, so a cancel finds it registered
         await self.finish()
 
-    async def finish(self) -> None:
-        """The end of the input: requests still running are withdrawn or cancelled (-32800), except a keyed prompt
-        in the middle of its insertion, which may finish (for at most FINISH_SECONDS) so that its answer is true.
-        After that nothing more is written: an answer left out is a lost answer, which a Client can handle, never a
-        false one."""
+    def stop_work(self) -> set[asyncio.Task[Any]]:
+        """Withdraw or cancel (-32800) every request still running, except a keyed prompt in the middle of its
+        insertion, which may finish so that its answer is true; cancel the turns. Returns this Agent's tasks."""
         for rid, task in list(self.requests.items()):
             if rid in self.keyed_ids:
                 self.ledger.cancel(rid)  # withdrawn unless it is being inserted
             else:
                 task.cancel()
+        workers = set()
         for session in self.active.values():
             if session.worker is not None:
                 session.worker.cancel()
+                workers.add(session.worker)
+        return set(self.requests.values()) | workers
+
+    async def close(self) -> None:
+        """The end of a remote connection: `stop_work`, its tasks given at most FINISH_SECONDS, then nothing more is
+        sent. The ledger's own work (a withdrawal being recorded) goes on in the process, which keeps serving; the
+        database connections are closed once that work's bound has passed too."""
+        running = self.stop_work()
+        if running:
+            await asyncio.wait(running, timeout=bounds.FINISH_SECONDS)
+        self.closed = True
+        asyncio.get_running_loop().call_later(bounds.FINISH_SECONDS, self.store.close)
+
+    async def finish(self) -> None:
+        """The end of the input: `stop_work`, for at most FINISH_SECONDS. After that nothing more is written: an
+        answer left out is a lost answer, which a Client can handle, never a false one."""
+        self.stop_work()
         # What is left (the requests, and the ledger's own work: a withdrawal being recorded, a claim given back)
         # gets a bounded time to end.
         running = asyncio.all_tasks() - {asyncio.current_task()}

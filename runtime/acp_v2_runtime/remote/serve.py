@@ -1,0 +1,48 @@
+"""Run an `AcpServer` alone, on uvicorn (HTTP/1.1 through httptools, WebSocket through websockets), the server
+library chosen by measurement (site/remote-transport.md says how)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from .server import AcpServer
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on `host`:`port` (port 0: any free port, read back with getsockname)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+async def serve(
+    app: AcpServer, host: str = "127.0.0.1", port: int = 0, *, ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve `app` on `host`:`port` until cancelled or interrupted; `ready(url)` is called once it listens."""
+    import uvicorn  # the `remote` extra
+
+    sock = bind(host, port)
+    config = uvicorn.Config(
+        app,
+        http="httptools",
+        ws="websockets-sansio",
+        lifespan="on",
+        log_level="warning",
+        server_header=False,
+        ws_max_size=app.limits.max_buffered_bytes,  # a frame the SDK's limits would take
+        ws_ping_interval=None,  # the SDK's server sends no pings; a client's own pings are still answered
+    )
+    server = uvicorn.Server(config)
+    if ready is not None:
+        ready(url_of(sock))
+    await server.serve(sockets=[sock])
