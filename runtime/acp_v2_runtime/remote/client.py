@@ -34,7 +34,13 @@ PROFILES: dict[str, type[ClientConnection]] = {"http": HttpConnection, "websocke
 
 
 class RemoteClient:
-    """A reconnecting ACP Client over Streamable HTTP (`profile="http"`) or WebSocket (`profile="websocket"`)."""
+    """A reconnecting ACP Client over Streamable HTTP (`profile="http"`) or WebSocket (`profile="websocket"`).
+
+    `timeout` bounds each attempt of each request (`prompt_timeout`, if given, each `session/prompt` attempt);
+    `pending` keeps the keyed prompts not yet answered (in a file, to survive a restart); `on_notification` gets
+    every notification (`session/update`), `on_request` answers the Agent's requests (by default -32601);
+    `cookies` is the jar every connection shares; `max_attempts`, `base_delay` and `max_delay` go to the Resender.
+    """
 
     def __init__(
         self,
@@ -43,6 +49,7 @@ class RemoteClient:
         profile: Profile = "http",
         pending: PendingPrompts | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        prompt_timeout: float | None = None,
         initialize: dict[str, Any] | None = None,
         on_notification: OnNotification | None = None,
         on_request: OnRequest | None = None,
@@ -55,6 +62,8 @@ class RemoteClient:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {sorted(PROFILES)}, not {profile!r}")
         self.url, self.profile, self.timeout = url, profile, timeout
+        # A prompt is answered once its message is inserted, which may take longer (or less) than other requests.
+        self.prompt_timeout = timeout if prompt_timeout is None else prompt_timeout
         self.initialize_params = initialize or {
             "protocolVersion": PROTOCOL_VERSION,
             "info": {"name": "acp-v2-runtime-remote-client", "version": "0.1.0"},
@@ -161,7 +170,8 @@ class RemoteClient:
     async def _send(self, method: str, params: dict[str, Any], request_id: int) -> Any:
         connection = await self._connected()
         try:
-            return await connection.request(method, params, request_id, timeout=self.timeout)
+            limit = self.prompt_timeout if method == M.SESSION_PROMPT else self.timeout
+            return await connection.request(method, params, request_id, timeout=limit)
         except (NotSent, NoResponse):
             self._abandon(connection)  # a hung POST blocks the old connection: the retry goes on a new one
             raise
