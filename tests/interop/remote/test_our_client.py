@@ -1,5 +1,6 @@
-"""Our RemoteClient against the TypeScript SDK's own server: `AcpServer` with its Node adapters (sdk_server.ts)
-serving a keyed SDK v2 Agent, over Streamable HTTP and over WebSocket.
+"""Our RemoteClient against the TypeScript SDK's own server (`AcpServer` with its Node adapters, sdk_server.ts,
+serving a keyed SDK v2 Agent) and against our reference Agent served by `--listen`, over Streamable HTTP and over
+WebSocket.
 
 Each test drives the Client through its public API and judges by what the SDK's server and Agent answer: keyed
 prompts get one message each; a prompt whose answer is lost (the connection given up the moment the Agent reports
@@ -11,11 +12,7 @@ file does the same; an error only the Agent can make is an `ErrorResponse`; a re
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
 import socket
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,55 +21,20 @@ from acp_v2_runtime.client import ErrorResponse, NotSent, OutcomeUnknown, Pendin
 from acp_v2_runtime.remote.client import RemoteClient
 from acp_v2_schema.protocol import KnownErrorCode as Code
 
-from tests.interop.conftest import SDK_MODULES, TSC, TSC_FLAGS, missing
+from tests.interop.remote.conftest import remote_ready
 from tests.support import key_rules
 
-HERE = Path(__file__).resolve().parent
 PROFILES = ("http", "websocket")
+SERVERS = {"sdk": "sdk_agent_url", "ours": "our_agent_url"}  # fixtures of tests/interop/remote/conftest.py
 TIMEOUT = 20.0  # seconds a request may take on a loaded machine before the Client gives up on its connection
 START = {"type": "start"}
 
 
-@pytest.fixture(scope="module")
-def sdk_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The endpoint of a running sdk_server.js (compiled here as tests/interop/conftest.py compiles its programs)."""
-    if not (SDK_MODULES / "ws" / "package.json").exists():
-        missing("the ws package is not installed in tools/acp-sdk; run .ci/setup.d/12-acp-sdk.sh")
-    if not TSC.exists():
-        missing("the pinned TypeScript compiler is not installed; run .ci/setup.d/10-node-typescript.sh")
-    root = tmp_path_factory.mktemp("remote-sdk-server")
-    (root / "node_modules").symlink_to(SDK_MODULES, target_is_directory=True)
-    (root / "package.json").write_text(json.dumps({"type": "module"}), encoding="utf-8")
-    (root / "src").mkdir()
-    shutil.copyfile(HERE / "sdk_server.ts", root / "src" / "sdk_server.ts")
-    source = root / "src" / "sdk_server.ts"
-    done = subprocess.run(
-        [node, str(TSC), *TSC_FLAGS, "--rootDir", str(source.parent), "--outDir", str(root / "out"), str(source)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.fail(f"tsc failed ({done.returncode}):\n{(done.stdout + done.stderr)[:6000]}", pytrace=False)
-    server = subprocess.Popen(
-        [node, str(root / "out" / "sdk_server.js")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        if not line.startswith("listening "):
-            server.kill()
-            pytest.fail(f"sdk_server.js did not start: {line!r} {server.stderr.read() if server.stderr else ''}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/acp"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+@pytest.fixture(params=SERVERS)
+def agent_url(request: pytest.FixtureRequest) -> str:
+    """The endpoint of a served keyed Agent: the SDK's AcpServer (sdk_server.ts) or our reference Agent."""
+    remote_ready()
+    return request.getfixturevalue(SERVERS[request.param])
 
 
 class Seen:
@@ -119,9 +81,9 @@ TEXT = [{"type": "text", "text": "hello"}]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_keyed_prompts_insert_one_message_each(sdk_server: str, profile: str) -> None:
+def test_keyed_prompts_insert_one_message_each(agent_url: str, profile: str) -> None:
     async def run() -> None:
-        client, seen = client_for(sdk_server, profile)
+        client, seen = client_for(agent_url, profile)
         async with client:
             session = (await client.new_session("/"))["sessionId"]
             first = await client.prompt(session, TEXT, key="key-1")
@@ -136,9 +98,9 @@ def test_keyed_prompts_insert_one_message_each(sdk_server: str, profile: str) ->
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_a_lost_answer_is_resent_on_a_new_connection_with_its_key(sdk_server: str, profile: str) -> None:
+def test_a_lost_answer_is_resent_on_a_new_connection_with_its_key(agent_url: str, profile: str) -> None:
     async def run() -> None:
-        client, seen = client_for(sdk_server, profile)
+        client, seen = client_for(agent_url, profile)
         async with client:
             session = (await client.new_session("/"))["sessionId"]
             seen.cut_at_user_message = 1
@@ -154,11 +116,11 @@ def test_a_lost_answer_is_resent_on_a_new_connection_with_its_key(sdk_server: st
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_a_restarted_client_resends_its_pending_prompt(sdk_server: str, profile: str, tmp_path: Path) -> None:
+def test_a_restarted_client_resends_its_pending_prompt(agent_url: str, profile: str, tmp_path: Path) -> None:
     store = tmp_path / "pending.json"
 
     async def first_process() -> tuple[str, str]:
-        client, seen = client_for(sdk_server, profile, pending=PendingPrompts(store), max_attempts=1)
+        client, seen = client_for(agent_url, profile, pending=PendingPrompts(store), max_attempts=1)
         async with client:
             session = (await client.new_session("/"))["sessionId"]
             seen.cut_at_user_message = 1
@@ -168,7 +130,7 @@ def test_a_restarted_client_resends_its_pending_prompt(sdk_server: str, profile:
             return session, inserted
 
     async def second_process(session: str) -> tuple[dict[str, Any], list[str]]:
-        client, seen = client_for(sdk_server, profile, pending=PendingPrompts(store))
+        client, seen = client_for(agent_url, profile, pending=PendingPrompts(store))
         async with client:
             await client.resume_session(session, "/")
             outcomes = await client.resend_pending()
@@ -183,11 +145,11 @@ def test_a_restarted_client_resends_its_pending_prompt(sdk_server: str, profile:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_only_an_error_the_agent_sent_is_an_error_response(sdk_server: str, profile: str) -> None:
+def test_only_an_error_the_agent_sent_is_an_error_response(agent_url: str, profile: str) -> None:
     too_long = "k" * (key_rules().max_length + 1)  # type: ignore[operator]
 
     async def run() -> None:
-        client, seen = client_for(sdk_server, profile)
+        client, seen = client_for(agent_url, profile)
         async with client:
             session = (await client.new_session("/"))["sessionId"]
             with pytest.raises(ErrorResponse) as refused:
