@@ -54,6 +54,8 @@ class Node:
         self.db = db
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
+        self.extra: tuple[str, ...] = ()
+        """The extra arguments of the current (or last) run."""
 
     @property
     def address(self) -> str:
@@ -72,6 +74,7 @@ class Node:
         """Start the process (with `extra` arguments after the command) and wait until its port accepts."""
         if self.running:
             raise NodeError(f"{self.name} is already running")
+        self.extra = tuple(extra)
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         with self.log.open("ab") as log:
             log.write(f"== {self.name}: {shlex.join(self.argv(extra))}\n".encode())
