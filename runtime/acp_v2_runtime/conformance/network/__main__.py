@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ...remote.serve import bind, url_of
 from .app import CONTROL, DEFAULT_HOLD_LIMIT, FaultProxy
 from .faults import APPLIES_TO, MEANING
-from .serve import listening, server
+from .serve import server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,10 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     host, _, port = options.listen.rpartition(":")
     if not host or not port.isdigit():
         parser.error(f"--listen takes HOST:PORT, not {options.listen!r}")
-    sock = listening(host.strip("[]"), int(port))
-    name, bound = sock.getsockname()[:2]
-    shown = f"[{name}]" if ":" in name else name
-    print(f"fault proxy on http://{shown}:{bound}/ -> {options.upstream} (control: {CONTROL}/)", flush=True)
+    sock = bind(host.strip("[]"), int(port))
+    print(f"fault proxy on {url_of(sock)} -> {options.upstream} (control: {CONTROL}/)", flush=True)
     server(FaultProxy(options.upstream, hold_limit=options.hold_limit)).run(sockets=[sock])
     return 0
 

@@ -47,7 +47,9 @@ class FaultProxy:
         if self._client is None:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(10.0, read=None),  # event streams are read for as long as they live
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+                # A new upstream connection per request: reusing one the upstream is closing as idle fails the
+                # request with a ReadError, and a POST must never be sent twice by the proxy itself.
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
                 trust_env=False,  # the upstream is reached directly, whatever the environment says
             )
         return HttpRelay(self.upstream, self._client, self.plan, self._watches, self.hold_limit)

@@ -4,7 +4,6 @@ command of its own (`python -m acp_v2_runtime.conformance.network`, armed throug
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 
 import uvicorn
 
+from ...remote.serve import bind, url_of
 from .app import CONTROL, DEFAULT_HOLD_LIMIT, FaultProxy
 from .faults import Armed, Fault
 from .http_relay import AbruptCut
@@ -22,16 +22,6 @@ class _QuietCuts(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.exc_info and isinstance(record.exc_info[1], AbruptCut))
-
-
-def listening(host: str, port: int) -> socket.socket:
-    """A listening socket on `host:port` (port 0: a free one, known before anything connects)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    return sock
 
 
 def server(proxy: FaultProxy) -> uvicorn.Server:
@@ -66,7 +56,7 @@ def running_proxy(
 ) -> Iterator[RunningProxy]:
     """Serves a fault proxy in front of `upstream` in a background thread until the block ends."""
     proxy = FaultProxy(upstream, hold_limit=hold_limit)
-    sock = listening(host, port)
+    sock = bind(host, port)
     served = server(proxy)
     thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, name="fault-proxy", daemon=True)
     thread.start()
@@ -75,9 +65,7 @@ def running_proxy(
             threading.Event().wait(0.01)
         if not served.started:
             raise RuntimeError("the fault proxy did not start")
-        name, bound = sock.getsockname()[:2]
-        shown = f"[{name}]" if ":" in name else name
-        yield RunningProxy(f"http://{shown}:{bound}/", proxy)
+        yield RunningProxy(url_of(sock), proxy)
     finally:
         served.should_exit = True
         thread.join(timeout=10)
