@@ -54,7 +54,18 @@ class Pending:
     reads the store's answer itself.
     """
 
-    __slots__ = ("fingerprint", "fresh_until", "future", "gate", "gone", "seen", "state", "stored", "task")
+    __slots__ = (
+        "claimed_until",
+        "fingerprint",
+        "fresh_until",
+        "future",
+        "gate",
+        "gone",
+        "seen",
+        "state",
+        "stored",
+        "task",
+    )
 
     def __init__(self, fingerprint: Fingerprint | str | None, stored: object, first: Event, seen: int | None = None):
         try:
@@ -68,6 +79,9 @@ class Pending:
         # Until when (the ledger's clock) the key's claim is surely still ours: half its lease after the store last
         # confirmed it; 0 when the claim is not ours (never had, given back, or lost).
         self.fresh_until = 0.0
+        # Until when (the ledger's clock) nobody else can have taken the claim over: its whole lease after the store
+        # last confirmed it (taken before the call was sent); 0 when the claim is not ours.
+        self.claimed_until = 0.0
         self.seen: int | None = seen  # the key's withdrawal count when this process first reached the store
         self.gone: asyncio.Event | None = None  # what new attempts wait on while a withdrawal is recorded
         self.gate: CommitGate | None = None  # the commit gate of the insertion task's store call under way, if any

@@ -150,6 +150,7 @@ class Insertion(LedgerBase):
                 continue
             pending.fire(Event.CLAIMED)
             pending.fresh_until = asked + self.store.lease_seconds / 2
+            pending.claimed_until = asked + self.store.lease_seconds
             result = await self._insert(slot, pending, derived, prepare, write)
             if result is not None:
                 return result
@@ -197,7 +198,7 @@ class Insertion(LedgerBase):
         except BaseException:
             heartbeat.cancel()
             pending.fire(Event.RELEASE)
-            pending.fresh_until = 0.0  # the claim is being given back
+            pending.fresh_until = pending.claimed_until = 0.0  # the claim is being given back
             await self._call(self.store.release, session_id, digest, self.owner)
             raise
         heartbeat.cancel()
@@ -205,7 +206,7 @@ class Insertion(LedgerBase):
             raise Cancelled  # withdrawn on another Agent before our insert: the store gave the claim back
         if result.message_id is None:
             pending.fire(Event.LEASE_LOST)
-            pending.fresh_until = 0.0
+            pending.fresh_until = pending.claimed_until = 0.0
             return None
         return Submitted(result.message_id, result.inserted)
 
@@ -220,6 +221,7 @@ class Insertion(LedgerBase):
             except Exception:  # the store failed (locked, full): the next renewal tries again; nobody awaits this
                 continue
             if not renewed:
-                pending.fresh_until = 0.0  # the claim was lost (its lease ran out and another took it)
+                pending.fresh_until = pending.claimed_until = 0.0  # the lease ran out and another took it
                 return
             pending.fresh_until = asked + lease / 2
+            pending.claimed_until = asked + lease

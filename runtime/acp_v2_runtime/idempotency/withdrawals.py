@@ -3,7 +3,17 @@
 A cancel cuts the key's store call under way off at its commit gate (calls.CommitGate), so that it commits nothing
 and is not waited for; a COMMIT already sent is waited for, and its outcome is the answer. When this process holds
 the key's claim, that answer (-32800) comes at once and the withdrawal goes to the store in the background, for a
-bounded time (`withdrawn`); otherwise the withdrawal's own store call decides it (`withdrawing`).
+bounded time (`withdrawn`); otherwise the withdrawal's own store call decides it (`withdrawing`), and when that call
+fails while the claim is still ours by its lease (a held prompt on a store that stopped answering), -32800 too.
+
+Where -32800 before the store has the withdrawal is unsafe: Agent A holds key K's claim (lease L, last confirmed at
+t0) and answers a cancel -32800 before its withdrawal is in the store; A cannot reach the store until after t0 + L
+(a partition of A alone, or a freeze that outlasts the lease), so its tries stop at t0 + L; Agent B holds an
+attempt of the same round sent before the cancel, takes the expired claim over and inserts K's message, since no
+withdrawal is recorded. The round then has both a -32800 and a message. Both -32800 paths share this window: the
+one at once keeps at least half a lease for the withdrawal to get in, the one after a failed withdrawal call what
+is left of the lease. The model test (runtime/tests/test_ledger_model.py) lets leases run out only whole, which
+ends every claim at once, so it cannot reach this interleaving.
 """
 
 from __future__ import annotations
@@ -74,10 +84,12 @@ class Withdrawals(LedgerBase):
         before the claim is given back or runs out, so the attempts get -32800 at once, also on a stalled store;
         the withdrawal is then tried until it is in the store or the lease is over (this covers an insert that the
         cancel cut off before its COMMIT: the claim is still ours). Otherwise the store says whether the message
-        went in first: then the attempts get its messageId; if the store cannot be reached they get its error, since
-        a -32800 the store has not recorded could be followed by another process's insert (or could deny a message
-        inserted already). A store call that the cancel cut off does not hold this up: only the withdrawal's own
-        call is waited for, so the answer comes within one bound.
+        went in first: then the attempts get its messageId. If the store cannot be reached, a claim still ours by
+        its lease (a held prompt on a stalled store) means nobody else can have inserted: -32800, the withdrawal
+        tried until the lease ends; past the lease the attempts get the store's error, since a -32800 the store has
+        not recorded could be followed by another process's insert (or could deny a message inserted already). A
+        store call that the cancel cut off does not hold this up: only the withdrawal's own call is waited for, so
+        the answer comes within one bound.
         """
         session_id, digest = slot
         withdraw = self.store.withdraw
@@ -91,6 +103,13 @@ class Withdrawals(LedgerBase):
             try:
                 claim = await self._call(withdraw, session_id, digest, self.owner)
             except Exception as exc:
+                if self._clock() < pending.claimed_until:
+                    # The claim was ours when the cancel came (held: nothing of ours was committing) and its lease
+                    # has not run out, so nobody else can have inserted: the prompt is withdrawn (-32800), not
+                    # failed, and the withdrawal keeps trying to reach the store until the lease ends.
+                    self._settle(slot, pending, Event.FRESH, error=Cancelled())
+                    await self._withdraw_later(slot, pending.claimed_until)
+                    return
                 self._settle(slot, pending, Event.FAILED, error=exc)
                 return
             seen = pending.seen
@@ -104,7 +123,7 @@ class Withdrawals(LedgerBase):
         finally:
             if pending.state is State.WITHDRAWN:
                 pending.fire(Event.WITHDRAWAL_ENDED)
-            pending.fresh_until = 0.0
+            pending.fresh_until = pending.claimed_until = 0.0
             self._forget(slot, pending)
 
     async def _withdraw_later(self, slot: Slot, until: float) -> None:
