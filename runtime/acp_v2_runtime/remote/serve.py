@@ -8,6 +8,9 @@ from collections.abc import Callable
 
 from .server import AcpServer
 
+GRACE_SECONDS = 5.0
+"""How long a stopping server waits for responses under way once it has ended every ACP connection."""
+
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on `host`:`port` (port 0: any free port, read back with getsockname)."""
@@ -16,7 +19,6 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)
-    sock.set_inheritable(True)
     return sock
 
 
@@ -28,8 +30,14 @@ def url_of(sock: socket.socket) -> str:
 async def serve(
     app: AcpServer, host: str = "127.0.0.1", port: int = 0, *, ready: Callable[[str], None] | None = None
 ) -> None:
-    """Serve `app` on `host`:`port` until cancelled or interrupted; `ready(url)` is called once it listens."""
+    """Serve `app` on `host`:`port` until cancelled or stopped (SIGINT, SIGTERM); `ready(url)` once it listens."""
     import uvicorn  # the `remote` extra
+
+    class Server(uvicorn.Server):  # type: ignore[misc]
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # End every ACP connection first: an open event stream or socket would hold the server for the grace.
+            await app.close()
+            await super().shutdown(sockets)
 
     sock = bind(host, port)
     config = uvicorn.Config(
@@ -41,8 +49,8 @@ async def serve(
         server_header=False,
         ws_max_size=app.limits.max_buffered_bytes,  # a frame the SDK's limits would take
         ws_ping_interval=None,  # the SDK's server sends no pings; a client's own pings are still answered
+        timeout_graceful_shutdown=GRACE_SECONDS,
     )
-    server = uvicorn.Server(config)
     if ready is not None:
         ready(url_of(sock))
-    await server.serve(sockets=[sock])
+    await Server(config).serve(sockets=[sock])
