@@ -104,7 +104,7 @@ class HttpConnection(ClientConnection):
         body = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
         async with self._post_lock:
             if self.failure is not None and self.initialized:
-                raise NotSent(f"{message.get('method', 'answer')}: the connection {self.failure}")
+                raise NotSent(f"{message.get('method', 'answer')}: the connection is unusable ({self.failure})")
             started.set()
             request = self._http.build_request(
                 "POST", self.url, content=body, headers={"Content-Type": JSON_TYPE, **headers}

@@ -91,7 +91,9 @@ class ClientConnection:
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification (`session/cancel`, `$/cancel_request`); raise `NotSent` or `NoResponse` on failure."""
         if not self.initialized or self.failure is not None:
-            raise NotSent(f"{method}: the connection is {self.failure or 'not initialized'}")
+            raise NotSent(
+                f"{method}: the connection is {'unusable: ' + self.failure if self.failure else 'not initialized'}"
+            )
         await self._transmit({"jsonrpc": "2.0", "method": method, "params": params}, asyncio.Event())
 
     async def close(self) -> None:
@@ -147,7 +149,7 @@ class ClientConnection:
     def _give_up(self, request_id: Hashable, why: str) -> None:
         future, _ = self._waiting.pop(request_id)
         if not future.done():
-            future.set_exception(NoResponse(f"the connection {why} before the answer"))
+            future.set_exception(NoResponse(f"{why} before the answer"))
 
     def _received(self, message: Any, session_id: str | None = None) -> None:
         """Route one message from the Agent; `session_id` names the stream it came on, if any."""
@@ -197,12 +199,12 @@ class ClientConnection:
             if method != M.INITIALIZE:
                 raise NotSent(f"{method}: the connection is not initialized (the first request is initialize)")
             if self.failure is not None:
-                raise NotSent(f"{method}: the connection is {self.failure}")
+                raise NotSent(f"{method}: the connection is unusable ({self.failure})")
             answer = await self._open(message, started)
             self.initialized = True
             return answer
         if self.failure is not None:
-            raise NotSent(f"{method}: the connection {self.failure}")
+            raise NotSent(f"{method}: the connection is unusable ({self.failure})")
         if request_id in self._waiting:
             raise ValueError(f"request id {request_id!r} is already waiting for an answer on this connection")
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()

@@ -28,6 +28,7 @@ from ..client import NoResponse, NotSent
 from .http_client import CONNECTION_ID
 from .rpc import ClientConnection, Message, log
 
+_CLOSE_TIMEOUT = 5.0  # seconds the closing handshake may take before the socket is dropped
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """The largest frame read, the size the SDK's transports allow a message by default."""
 
@@ -71,6 +72,7 @@ class WebSocketConnection(ClientConnection):
                 # websockets writes its own Host; a second one is a request servers must refuse (h11 does).
                 additional_headers=[(k, v) for k, v in upgrade.headers.multi_items() if k.lower() != "host"],
                 open_timeout=self.timeout,
+                close_timeout=min(self.timeout, _CLOSE_TIMEOUT),  # a hung peer must not hold the Client's close
                 max_size=MAX_MESSAGE_BYTES,
                 compression=None,  # the SDK's server (ws) offers none by default either
             )
