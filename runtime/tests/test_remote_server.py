@@ -217,16 +217,20 @@ def test_a_websocket_that_sends_too_much_while_one_frame_waits_is_closed() -> No
     run(test)
 
 
-def test_an_agent_that_fails_initialize_is_answered_500() -> None:
+def test_an_agent_that_fails_initialize_or_cannot_be_made_is_answered_500() -> None:
     class Silent(Scripted):
         def receive(self, data: bytes) -> None:
             self.send({"jsonrpc": "2.0", "method": "note", "params": {}})  # not the answer to initialize
 
+    def broken(send: Send) -> Scripted:
+        raise OSError("the database is gone")
+
     async def test() -> None:
-        async with served(AcpServer(Silent)) as url, httpx.AsyncClient(timeout=WAIT) as client:
-            answer = await client.post(url, json=INITIALIZE)
-            assert answer.status_code == 500 and "acp-connection-id" not in answer.headers
-            assert answer.json()["error"]["code"] == -32603
+        for make in (Silent, broken):
+            async with served(AcpServer(make)) as url, httpx.AsyncClient(timeout=WAIT) as client:
+                answer = await client.post(url, json=INITIALIZE)
+                assert answer.status_code == 500 and "acp-connection-id" not in answer.headers
+                assert answer.json()["error"]["code"] == -32603
 
     run(test)
 

@@ -184,14 +184,18 @@ class AcpServer:
     async def initialize(self, request: Request, message: dict[str, Any], data: bytes, send: ASGISend) -> None:
         if message.get("id") is None:
             raise Refused(400, "Initialize request must include an ID")
-        connection = self.registry.create("http")
+        connection: Connection | None = None
         try:
+            connection = self.registry.create("http")  # makes the Agent, which may fail (its database, say)
             answer = await request.unless_gone(connection.initialize(data, message["id"]))
         except Aborted:
-            connection.shutdown()
+            if connection is not None:
+                connection.shutdown()
             raise
         except Exception as exc:
-            connection.shutdown()
+            log.warning("initialize failed: %s", type(exc).__name__)
+            if connection is not None:
+                connection.shutdown()
             failed = {"code": int(Code.INTERNAL_ERROR), "message": "Initialize failed", "data": str(exc) or None}
             await respond_json(send, 500, {"jsonrpc": "2.0", "id": message["id"], "error": failed})
             return

@@ -49,7 +49,12 @@ async def serve_websocket(registry: Registry, receive: Receive, send: ASGISend) 
     event = await receive()
     if event["type"] != "websocket.connect":
         return
-    connection = registry.create("websocket")
+    try:
+        connection = registry.create("websocket")  # makes the Agent, which may fail (its database, say)
+    except Exception as exc:
+        log.warning("a WebSocket connection could not be made: %s", type(exc).__name__)
+        await send({"type": "websocket.close", "code": 1011})  # before the accept: the upgrade is refused
+        return
     await send({"type": "websocket.accept", "headers": [(CONNECTION_HEADER.encode(), connection.id.encode())]})
     await Socket(registry, connection, receive, send).run()
 
