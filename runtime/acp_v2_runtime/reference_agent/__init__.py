@@ -2,6 +2,7 @@
 
     python -m acp_v2_runtime.reference_agent --db agent.db [--ignore-keys] [--lease SECONDS] [--offers NAMES]
     python -m acp_v2_runtime.reference_agent --db postgresql://user@host/agents ...
+    python -m acp_v2_runtime.reference_agent --listen 127.0.0.1:8000 --db agent.db   # the remote transport
 
 It speaks newline-delimited JSON-RPC on stdin/stdout and keeps sessions, messages and keys in one SQLite file or
 one PostgreSQL database (`--db` a `postgresql://` URL, whose password is never shown), so a restarted process, or
@@ -39,8 +40,10 @@ acted on, stored and replayed without what they set aside.
 The modules, by concern; each imports only those below it, never one above:
 
     cli        the command line (`__main__` runs it)
-    transport  JSON-RPC over stdio: reading and writing lines, dispatch (`HANDLERS`), `$/cancel_request`,
-               the end of the input; `Agent` is its class
+    remote     `--listen HOST:PORT`: the same Agent over ACP's remote transport (acp_v2_runtime.remote), one
+               `Agent` per connection, all on one database
+    transport  JSON-RPC messages in and out (stdio lines, or a connection's `send` callback), dispatch
+               (`HANDLERS`), `$/cancel_request`, the end of the input or connection; `Agent` is its class
     hooks      the test hooks: holdInsert, holdWork, failInsert, the release notification, the offers, --crash-after
     turns      sessions, prompts through the key ledger, the work of a turn, session/cancel and session/close
     bounds     every call to the database in bounded time, and the bounds (LOCK_WAIT_SECONDS, STORE_WAIT_SECONDS,
