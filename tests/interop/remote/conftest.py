@@ -72,10 +72,12 @@ def remote_built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def served(command: list[str], ready: re.Pattern[str], url: Callable[[re.Match[str]], str]) -> Iterator[str]:
+def served(
+    command: list[str], ready: re.Pattern[str], url: Callable[[re.Match[str]], str], *, cpu: int | None = None
+) -> Iterator[str]:
     """Starts a server process, waits for the line of its output that says where it listens, yields its endpoint
     URL and stops it (SIGTERM, then SIGKILL) when the block ends. Its output is drained, the tail kept for a
-    failure's message."""
+    failure's message. `cpu`: the one processor it may run on (the bench puts the servers it compares on one)."""
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -83,6 +85,8 @@ def served(command: list[str], ready: re.Pattern[str], url: Callable[[re.Match[s
         stderr=subprocess.STDOUT,
         text=True,
         env=environment(),
+        # set in the child before it runs the program, so every thread it starts inherits it
+        preexec_fn=None if cpu is None else lambda: os.sched_setaffinity(0, {cpu}),
     )
     assert process.stdout is not None
     tail: list[str] = []

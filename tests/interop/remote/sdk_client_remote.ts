@@ -4,14 +4,14 @@
 // --timeout) a new connection, initialize, session/resume with replay, and the same prompt again with its key.
 //
 //     node sdk_client_remote.js --url URL --profile http|websocket [--timeout MS] [--attempts N] [--text TEXT]
-//     node sdk_client_remote.js --url URL --profile http|websocket --bench N [--unkeyed]
+//     node sdk_client_remote.js --url URL --profile http|websocket --bench ROUNDS [--batch N] --side URL|keyed ...
 //
 // Prints one JSON object a line, for the Python test to judge: {"event": "session"}, then per attempt "attempt"
 // and either "answer" (its messageId) or "failure" (kind "error" with the JSON-RPC code, message and data the SDK
 // reported, "closed", or "timeout"), "replay" (the user messages a resume replayed), and last "final": the
 // messageId the prompt ended with and the user messages a resume on a fresh connection replays afterwards.
-// --bench sends N prompts one after another on one connection and session (keyed unless --unkeyed) and prints
-// {"event": "bench", "prompts": N, "seconds": S}.
+// --bench measures prompts per second on each --side (an endpoint, then `|keyed` or `|unkeyed`), a batch of N
+// prompts on each side in turn for ROUNDS rounds (see runBench); it prints a "bench" line per side.
 
 import { WebSocket } from "ws";
 import { client, PROTOCOL_VERSION, RequestError, type ClientConnection, type PromptRequest } from "@agentclientprotocol/sdk/experimental/v2";
@@ -28,6 +28,7 @@ const timeoutMs = Number(option("--timeout") ?? "5000");
 const attempts = Number(option("--attempts") ?? "4");
 const text = option("--text") ?? `keyed prompt ${crypto.randomUUID()}`;
 const bench = option("--bench");
+const sides = process.argv.flatMap((arg, at) => (process.argv[at - 1] === "--side" ? [arg] : []));
 if (url === "" || !["http", "websocket"].includes(profile)) {
     process.stderr.write("usage: sdk_client_remote.js --url URL --profile http|websocket\n");
     process.exit(2);
@@ -41,11 +42,11 @@ type Update = { sessionId: string; update: { sessionUpdate: string; messageId?: 
 type Link = { connection: ClientConnection; updates: Update[] };
 
 // One transport connection, with the session/update notifications it received.
-async function open(): Promise<Link> {
+async function open(target: string = url): Promise<Link> {
     const stream =
         profile === "http"
-            ? createHttpStream(url)
-            : createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket: WebSocket as unknown as WebSocketConstructor });
+            ? createHttpStream(target)
+            : createWebSocketStream(target.replace(/^http/, "ws"), { WebSocket: WebSocket as unknown as WebSocketConstructor });
     const updates: Update[] = [];
     const app = client({ name: "sdk-client-remote" }).onNotification("session/update", ({ params }) => {
         updates.push(params as Update);
@@ -119,18 +120,41 @@ function close(link: Link | null): void {
     }
 }
 
-async function runBench(count: number, keyed: boolean): Promise<void> {
-    const link = await open();
-    const { sessionId } = await bounded(link.connection.agent.request("session/new", { cwd: process.cwd() }));
-    const started = performance.now();
-    for (let n = 0; n < count; n++) {
-        const params: PromptRequest & { idempotencyKey?: string } = { sessionId, prompt: [{ type: "text", text: `bench ${n}` }] };
-        if (keyed) params.idempotencyKey = `k-${crypto.randomUUID()}`;
-        await bounded(link.connection.agent.request("session/prompt", params));
+// Two sides (an endpoint, keyed or not), each with a connection and a session of its own, measured in
+// alternation: a batch of prompts on one side, then on the other, the first side changing every round, so that
+// whatever else the machine does falls on both alike. Each prompt waits for its answer before the next goes.
+async function runBench(rounds: number, batch: number, specs: string[]): Promise<void> {
+    const sides = [];
+    for (const spec of specs) {
+        const [target = url, mode = "keyed"] = spec.split("|");
+        const link = await open(target);
+        const { sessionId } = await bounded(link.connection.agent.request("session/new", { cwd: process.cwd() }));
+        sides.push({ target, keyed: mode === "keyed", link, sessionId, times: [] as number[] });
     }
-    say("bench", { prompts: count, seconds: (performance.now() - started) / 1000, keyed, profile });
-    close(link);
+    const warmup = Number(option("--warmup") ?? "2"); // untimed rounds first: JIT, caches, first statements
+    for (let round = -warmup; round < rounds; round++) {
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+            const started = performance.now();
+            for (let n = 0; n < batch; n++) {
+                const params: PromptRequest & { idempotencyKey?: string } = { sessionId: side.sessionId, prompt: BENCH_PROMPT };
+                if (side.keyed) params.idempotencyKey = `k-${crypto.randomUUID()}`;
+                await bounded(side.link.connection.agent.request("session/prompt", params));
+            }
+            if (round >= 0) side.times.push((performance.now() - started) / 1000);
+        }
+    }
+    for (const side of sides) {
+        const sorted = [...side.times].sort((a, b) => a - b);
+        const median = sorted[Math.floor(sorted.length / 2)]!;
+        say("bench", { target: side.target, keyed: side.keyed, profile, batch, rounds, promptsPerSecond: batch / median });
+        close(side.link);
+    }
 }
+
+const BENCH_PROMPT: PromptRequest["prompt"] = [
+    { type: "text", text: "Rename load_config to load_settings everywhere." },
+    { type: "resource_link", uri: "file:///home/user/project/config.py", name: "config.py" },
+];
 
 async function runPrompt(): Promise<void> {
     let link: Link | null = await open();
@@ -165,7 +189,7 @@ async function runPrompt(): Promise<void> {
 }
 
 try {
-    if (bench !== undefined) await runBench(Number(bench), !process.argv.includes("--unkeyed"));
+    if (bench !== undefined) await runBench(Number(bench), Number(option("--batch") ?? "10"), sides);
     else await runPrompt();
 } catch (error) {
     say("crash", { message: String(error instanceof Error ? (error.stack ?? error.message) : error) });

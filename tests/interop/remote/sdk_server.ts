@@ -2,7 +2,7 @@
 // AcpServer (its Node adapters: Streamable HTTP on every request, WebSocket on the upgrade, one endpoint), so
 // that our Client can be checked against the SDK's server.
 //
-//     node sdk_server.js [--port N]       prints `listening <port>` once it accepts connections
+//     node sdk_server.js [--port N] [--journal FILE]       prints `listening <port>` once it accepts connections
 //
 // Every connection gets the same app; what the Agent keeps (sessions, messages, keys) lives in this process for
 // all of them, so a prompt resent on a new connection after `session/resume` finds the key its first attempt
@@ -10,7 +10,12 @@
 // id; a second attempt while the first is being inserted joins it. session/prompt goes through the raw "*"
 // fallback because the SDK's parser for PromptRequest drops `idempotencyKey`; the params are checked with the
 // SDK's own PromptRequest validator and the key is read from them as they came.
+//
+// --journal FILE appends every message stored (with its key) to FILE as a JSON line, written before it is reported,
+// so that the bench's comparison with our reference Agent (SQLite, WAL, kept through a process crash but not
+// synced to disk on each commit) has the SDK's Agent write each message to a file too.
 
+import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { WebSocketServer } from "ws";
 import { agent, PROTOCOL_VERSION, RequestError, type AgentContext, type ContentBlock, type SessionUpdate } from "@agentclientprotocol/sdk/experimental/v2";
@@ -24,6 +29,12 @@ const promptRequest = validators["zPromptRequest"]!;
 
 const portAt = process.argv.indexOf("--port");
 const port = portAt >= 0 ? Number(process.argv[portAt + 1]) : 0;
+const journalAt = process.argv.indexOf("--journal");
+const journal = journalAt >= 0 ? process.argv[journalAt + 1] : undefined;
+
+function kept(sessionId: string, message: Message, key: string | null = null): void {
+    if (journal !== undefined) appendFileSync(journal, JSON.stringify({ sessionId, key, ...message }) + "\n");
+}
 
 // -- what the Agent keeps, shared by every connection ----------------------------------------------------------
 
@@ -129,6 +140,7 @@ async function insert(
 ): Promise<string> {
     const messageId = `msg_${crypto.randomUUID()}`;
     session.messages.push({ role: "user", messageId, content });
+    kept(sessionId, { role: "user", messageId, content }, key);
     if (key !== null) session.keys.set(key, { messageId, prompt });
     session.updatedAt = new Date().toISOString();
     await client.notify("session/update", { sessionId, update: { sessionUpdate: "user_message", messageId, content } });
@@ -141,6 +153,7 @@ async function work(client: AgentContext, sessionId: string, session: Session): 
     const messageId = `msg_agent_${crypto.randomUUID()}`;
     const content: ContentBlock[] = [{ type: "text", text: "Done." }];
     session.messages.push({ role: "agent", messageId, content });
+    kept(sessionId, { role: "agent", messageId, content });
     try {
         await client.notify("session/update", { sessionId, update: { sessionUpdate: "state_update", state: "running" } });
         await client.notify("session/update", { sessionId, update: { sessionUpdate: "agent_message", messageId, content } });
