@@ -86,13 +86,18 @@ def check_examples(
     refs: dict[str, set[str]],
     *,
     memo: Memo | None = None,
+    broken: set[str] | None = None,
 ) -> dict[str, model.Example]:
     """Check every example; return the valid ones by method slug. Problems go to `error`.
+
+    `broken` names method files (by slug) that failed their own checks: an example named after one is not called
+    unknown, since its method file's problem is the one to fix.
 
     `refs` names the types each type of `types` refers to. With a `memo`, each example whose check reads exactly
     what an earlier clean check read is taken from it (its problems, if it has any, are found again).
     """
     twins = naming.twins([d.data["method"] for d in method_docs])
+    broken = broken or set()
     by_slug = {
         naming.method_slug(d.data["method"], d.data["kind"], has_twin=d.data["method"] in twins): d for d in method_docs
     }
@@ -102,6 +107,8 @@ def check_examples(
     for doc in example_docs:
         slug = Path(doc.display).stem
         entry = by_slug.get(slug)
+        if entry is None and slug in broken:
+            continue  # its method file is broken (reported there): whether the example fits it cannot be told
         if entry is None:
             error(
                 doc,

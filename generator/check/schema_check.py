@@ -42,7 +42,32 @@ def problems(schema: Any) -> tuple[Problem, ...]:
         return ()
     # Walk a copy with sorted keys, so that the problems come in one order whatever the order in the file.
     ordered = json.loads(json.dumps(schema, sort_keys=True))
-    return tuple((tuple(error.absolute_path), error.message) for error in _full_meta().iter_errors(ordered))
+    return tuple((tuple(error.absolute_path), _said(error)) for error in _full_meta().iter_errors(ordered))
+
+
+# The values JSON Schema's `type` keyword takes: a wrong one is reported with this list, not the meta-schema's words.
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+def _said(error: ValidationError) -> str:
+    """The problem in our words where the meta-schema's would not help: a `type` that is no JSON type."""
+    path = tuple(error.absolute_path)
+    if path and path[-1] == "type":
+        values = error.instance if isinstance(error.instance, list) else [error.instance]
+        wrong = [v for v in values if isinstance(v, str) and v not in JSON_TYPES]
+        if wrong:
+            hint = did_you_mean(wrong[0], JSON_TYPES, cutoff=0.6)
+            return f"{wrong[0]!r} is not a JSON type{hint}; the types are {', '.join(JSON_TYPES)}"
+    return error.message
+
+
+def did_you_mean(name: str, known: Any, cutoff: float = 0.8) -> str:
+    """` (did you mean 'X'?)` for the closest of `known` to a misspelt `name`, or nothing when none is close (a
+    name is close to a misspelling of itself, not to a shorter name it starts with)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def best_error(schema: Any) -> ValidationError | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from ..model import class_names, envelopes, lenience, naming, refinements, unions, upstream_form
@@ -239,9 +240,9 @@ class Checker(CheckState):
                 target = ref.removeprefix(REF_PREFIX)
                 targets.add(target)
                 if target not in self.types:
-                    self.error(
-                        doc, path, "unknown-type", f"$ref {ref!r} names a type that is not defined in spec/types/"
-                    )
+                    hint = schema_check.did_you_mean(target, self.types)
+                    message = f"$ref {ref!r} names a type that is not defined in spec/types/{hint}"
+                    self.error(doc, path, "unknown-type", message)
             union = unions.tagged_union(schema, REF_PREFIX)
             if union is not None and unions.fallback_name(name) in self.types:
                 message = (
@@ -264,7 +265,12 @@ class Checker(CheckState):
                 )
                 self.error(doc, ("types", name, envelopes.ENVELOPE), "invalid-envelope", message)
             if declared is not None:
+                broken = self._broken_method_files()
                 for at, message in envelopes.order_problems(schema, self._envelope_methods()):
+                    listed = schema[envelopes.ENVELOPE].get(envelopes.ORDER)
+                    named = listed[at[-1]] if isinstance(at[-1], int) and isinstance(listed, list) else None
+                    if isinstance(named, str) and _slugs(named) & broken:
+                        continue  # the method file that may define it is broken: reported there
                     self.error(doc, ("types", name, envelopes.ENVELOPE, *at), "invalid-envelope-order", message)
                 for needed in envelopes.needs(*declared):
                     if needed not in self.types:
@@ -291,6 +297,11 @@ class Checker(CheckState):
                 if name not in self.bad_types and any(t in self.bad_types or t not in self.types for t in targets):
                     self.bad_types.add(name)
                     changed = True
+
+    def _broken_method_files(self) -> set[str]:
+        """The names (without suffix) of method files that failed to parse or their structure check: the entry each
+        one means is unknown, so nothing that names it is reported (its own problem is, where it is)."""
+        return self.file_stems.get("methods", set()) - {PurePath(d.display).stem for d in self.method_docs}
 
     def _envelope_methods(self) -> list[_Entry]:
         """(name, kind, direction) of every method file, for checking the envelopes' declared order."""
@@ -449,7 +460,8 @@ class Checker(CheckState):
         for field in ("params", "result"):
             name = data.get(field)
             if name is not None and name not in self.types:
-                self.error(doc, (field,), "unknown-type", f"{field} type {name!r} is not defined in spec/types/")
+                hint = schema_check.did_you_mean(name, self.types)
+                self.error(doc, (field,), "unknown-type", f"{field} type {name!r} is not defined in spec/types/{hint}")
 
     def _check_variants(self, doc: Document, data: dict[str, Any], class_names: list[str]) -> None:
         variants = data.get("variants", [])
@@ -491,7 +503,13 @@ class Checker(CheckState):
         schemas = {name: schema for name, (_, schema) in self.types.items() if name not in self.bad_types}
         # A clean outcome is kept per example, under what that example's check reads (examples.check_examples).
         self.examples = examples.check_examples(
-            self.example_docs, self.method_docs, schemas, self.error, self.type_refs, memo=self.memo
+            self.example_docs,
+            self.method_docs,
+            schemas,
+            self.error,
+            self.type_refs,
+            memo=self.memo,
+            broken=self._broken_method_files(),
         )
         self._check_every_entry_has_an_example()
 
@@ -721,3 +739,8 @@ def _union_name_problems(name: str, schema: Any, types: Any) -> list[tuple[str, 
     """What is wrong with a union's x-inline list and the class names of its branches (model/upstream_form.py and
     model/class_names.py own the rules)."""
     return [*upstream_form.problems(name, schema), *class_names.problems(name, schema, types)]
+
+
+def _slugs(method: str) -> set[str]:
+    """The file names a method's entry may have (its request form, or its notification form beside a twin)."""
+    return {naming.method_slug(method, "notification", has_twin=twin) for twin in (False, True)}

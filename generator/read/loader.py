@@ -342,6 +342,34 @@ def _syntax_location(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark else (1, 1)
 
 
+def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int, str]:
+    """(line, column, message) of a YAML syntax error, at the line a person would fix and in our words for the
+    common mistakes (a tab, a key without its colon, a colon inside a plain value, a block indented out of line);
+    PyYAML's own words otherwise."""
+    problem, context = exc.problem or "", exc.context or ""
+    at, start = exc.problem_mark, exc.context_mark
+    if at is not None:
+        line_start = text.rfind("\n", 0, at.index) + 1
+        line_end = text.find("\n", at.index)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indent or (at.index < len(text) and text[at.index] == "\t"):
+            column = indent.index("\t") + 1 if "\t" in indent else at.column + 1
+            return at.line + 1, column, "a tab: YAML indents with spaces only; replace the tab with spaces"
+        if problem.startswith("mapping values are not allowed"):
+            return at.line + 1, at.column + 1, "': ' inside a value that is not quoted; quote the value ('a: b')"
+    if start is not None and "simple key" in context and "expected ':'" in problem:
+        shown = text.splitlines()[start.line].strip() if start.line < len(text.splitlines()) else ""
+        message = f"no ':' after the key of this line ({shown!r}); an entry is written `key: value`"
+        return start.line + 1, start.column + 1, message
+    if at is not None and problem.startswith("expected <block end>"):
+        return at.line + 1, at.column + 1, "this line is indented out of line with the block it belongs to"
+    if start is not None and "quoted scalar" in context and "end of stream" in problem:
+        return start.line + 1, start.column + 1, "a quoted value starts here and is never closed"
+    line, column = _syntax_location(exc, text)
+    return line, column, " ".join(p for p in (context, problem) if p) or "invalid YAML"
+
+
 def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diagnostic]) -> Document | None:
     """Parse the bytes of one spec file. Problems go to `diagnostics`; returns None when nothing usable is left."""
     try:
@@ -360,9 +388,8 @@ def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diag
     except _Abort:
         return None
     except yaml.MarkedYAMLError as exc:
-        line, col = _syntax_location(exc, text)
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        diagnostics.append(Diagnostic(Location(display, line, col), "yaml-syntax", problem or "invalid YAML"))
+        line, col, problem = _syntax_problem(exc, text)
+        diagnostics.append(Diagnostic(Location(display, line, col), "yaml-syntax", problem))
         return None
     except yaml.YAMLError as exc:  # a reader error on a control character, already reported with its position
         if not hidden:

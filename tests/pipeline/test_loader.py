@@ -60,4 +60,4 @@ def test_control_characters_get_their_position_and_escapes_stay_allowed(tmp_path
 
 def test_an_unclosed_quote_is_reported_where_it_opens(tmp_path: Path) -> None:
     (found,) = _diagnostics(tmp_path, 'a: 1\nb: "never closed\nc: 2\nd: 3\n')
-    assert found.startswith("m.yaml:2:4: error[yaml-syntax]: while scanning a quoted scalar"), found
+    assert found.startswith("m.yaml:2:4: error[yaml-syntax]: a quoted value starts here and is never closed"), found
