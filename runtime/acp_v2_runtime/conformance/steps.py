@@ -44,6 +44,25 @@ goes on (longer when its answers show a busy machine: `Connection.settle`). It b
 be and still be caught; a right Agent is never judged by it."""
 
 
+KEY_FORMS = {
+    "": lambda key: key,
+    "upper": str.upper,
+    "padded": lambda key: f" {key} ",
+    "nfc": lambda key: f"{key}-\u00e9",
+    "nfd": lambda key: f"{key}-e\u0301",
+}
+"""`$key:NAME/FORM`: another key that differs from NAME's key only in how it looks: its case (`upper`), white space
+around it (`padded`), or a letter composed (`nfc`) or decomposed (`nfd`), which Unicode normalisation would make
+equal. Keys are opaque and compared exactly, so each form is a key of its own."""
+
+
+def key_form(key: str, form: str) -> str:
+    """The FORM of `key` (`KEY_FORMS`); an unknown form is the trace's mistake, said as a failure."""
+    if form not in KEY_FORMS:
+        raise TraceFailure(f"no key form {form!r} (known: {', '.join(sorted(f for f in KEY_FORMS if f))})")
+    return KEY_FORMS[form](key)
+
+
 class TraceRun:
     """The state of one trace: connections, saved values, keys and request ids."""
 
@@ -83,7 +102,8 @@ class TraceRun:
         if isinstance(value, str) and value.startswith("$") and value not in (M.CANCEL_REQUEST,):
             ref = value[1:]
             if ref.startswith("key:"):
-                key = self.keys.setdefault(ref[4:], f"k-{uuid.uuid4()}")
+                name, _, form = ref[4:].partition("/")
+                key = key_form(self.keys.setdefault(name, f"k-{uuid.uuid4()}"), form)
                 self.secrets.add(key)
                 return key
             if ref.startswith("id:"):
