@@ -23,7 +23,9 @@ from acp_v2_runtime.conformance import handshake_key  # the test hooks' `_meta` 
 from acp_v2_runtime.idempotency import KeyLedger, LedgerError, SQLiteStore  # key
 
 HOOKS = handshake_key()
-OFFERS = ["holdInsert", "failInsert", "storedSessions"]  # what the conformance kit may use beyond the protocol
+# The test hooks the conformance kit may use beyond the protocol. Stored sessions are not offered: the kit finds them
+# by protocol (a new process that resumes the session), as the testing page says.
+OFFERS = ["holdInsert", "failInsert"]
 TABLES = (
     "CREATE TABLE IF NOT EXISTS ex_sessions (session_id TEXT PRIMARY KEY, cwd TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS ex_messages (session_id TEXT NOT NULL, position INTEGER NOT NULL, "
@@ -105,10 +107,13 @@ class Agent:
         session_id, prompt = params["sessionId"], params["prompt"]
         hooks = (params.get("_meta") or {}).get(HOOKS) or {}
 
-        async def hook() -> None:  # the conformance hooks: fail, or wait for `_conformance/release`
+        async def hook() -> None:  # `prepare`: no arguments, runs while the key's claim is held, cancellable
             if hooks.get("failInsert"):
                 raise RuntimeError("a pre-insertion hook failed")
             if hooks.get("holdInsert"):
+                # The release may have come already, before this task got here: `release` is the latch taken when
+                # the request was read, and a set Event stays set, so a hold that starts after it returns at once
+                # rather than waiting for a release that will not come again.
                 await release.wait()
 
         def insert(conn: Any, message_id: str) -> None:  # key: run in the ledger's transaction, on its connection
@@ -117,6 +122,8 @@ class Agent:
             conn.execute(sql, (session_id, session_id, message_id, json.dumps(prompt)))
 
         key = params.get("idempotencyKey")  # key: omitted or null means none, and submit just inserts
+        # The attempt (`rid`, the JSON-RPC id) must be unique among the ledger's attempts in flight; this Agent
+        # has one connection, so its ids are; an Agent with several passes (connection, id).
         message_id = await self.ledger.submit(session_id, key, rid, prompt=prompt, prepare=hook, write=insert)  # key
         if message_id.inserted:  # key: a retry, or an attempt that joined another, starts nothing new
             self.update(session_id, {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt})
@@ -131,6 +138,8 @@ class Agent:
         elif method == "session/cancel":
             self.ledger.cancel_session(params.get("sessionId"))  # key
         elif method == "_conformance/release":
+            # Sets the latch of every prompt of the session read so far, held yet or not (one not yet at its hook
+            # finds it set), and drops it, so that a prompt read after this release is held again.
             self.releases.pop(str(params.get("sessionId")), asyncio.Event()).set()
 
     async def serve(self) -> None:

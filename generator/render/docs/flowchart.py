@@ -95,7 +95,8 @@ def flowchart(spec: Spec) -> str:
         if not failure.by_error_code:
             chart.by_class("kind", label, tuple((c.name, c.decision(failure.name)) for c in spec.classes))
             continue
-        ask = chart.node("ask", "Listed as<br/>already done?")
+        # The same rule as the SDK page and the Resender: "already done" counts only after an attempt went unanswered.
+        ask = chart.node("ask", "An earlier attempt got<br/>no answer, and the code<br/>is listed as already done?")
         chart.edge("kind", ask, label)
         chart.edge(ask, chart.node("box", "Report success"), "yes")
         code = chart.node("ask", "Error code?")
