@@ -29,7 +29,7 @@ import pytest
 from tests.interop.conftest import SDK_MODULES, TSC, TSC_FLAGS, environment, missing
 
 HERE = Path(__file__).resolve().parent
-PROGRAMS = ("sdk_server.ts", "sdk_client_remote.ts")
+PROGRAMS = ("sdk_server.ts", "sdk_client_remote.ts", "stdio_bridge.ts")
 START_LIMIT = 60.0
 """Seconds a server may take to say where it listens (a loaded two-core machine starting node or Python)."""
 MATRIX: list[dict[str, Any]] = []
