@@ -192,3 +192,13 @@ async def _our_client(url: str, profile: str, text: str, timeout: float) -> tupl
     async with RemoteClient(url, profile=profile, timeout=TIMEOUT, on_notification=collect) as check:
         await check.resume_session(session["sessionId"], str(Path.cwd()), replayFrom={"type": "start"})
     return told, answer["messageId"], replayed
+
+
+def test_the_bench_mode_of_the_sdk_client_measures_each_side(
+    sdk_agent_url: str, our_agent_url: str, sdk_client: Callable[..., Any]
+) -> None:
+    """`make bench` (bench_remote) drives both servers with this mode; a short run keeps it from rotting unseen."""
+    sides = ("--side", f"{our_agent_url}|keyed", "--side", f"{sdk_agent_url}|unkeyed")
+    lines = sdk_client(our_agent_url, "http", "--bench", "1", "--batch", "2", "--warmup", "0", *sides)
+    figures = [(line["target"], line["keyed"], line["promptsPerSecond"] > 0) for line in lines]
+    assert figures == [(our_agent_url, True, True), (sdk_agent_url, False, True)]
