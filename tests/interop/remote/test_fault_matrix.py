@@ -27,14 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_v2_runtime.client import ErrorResponse, NoResponse, SendFailure
+from acp_v2_runtime.conformance.network import APPLIES_TO, Fault, RunningProxy, running_proxy
+from acp_v2_runtime.remote.client import RemoteClient
 
-from tests.interop.remote.conftest import MATRIX, remote_ready
-
-remote_ready()
-
-from acp_v2_runtime.client import ErrorResponse, NoResponse, SendFailure  # noqa: E402
-from acp_v2_runtime.conformance.network import APPLIES_TO, Fault, RunningProxy, running_proxy  # noqa: E402
-from acp_v2_runtime.remote.client import RemoteClient  # noqa: E402
+from tests.interop.remote.conftest import MATRIX
 
 QUIET_TIMEOUT = 1.5
 """Seconds a Client waits for an answer in the cells where the fault is silence (swallowed answer, held POST)."""

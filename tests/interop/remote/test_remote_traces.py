@@ -22,10 +22,7 @@ import pytest
 
 from generator import paths
 from tests.interop.conftest import PARALLEL, environment, verdicts
-from tests.interop.remote.conftest import remote_ready
 from tests.support import ROOT
-
-remote_ready()
 
 TRACES = json.loads((ROOT / paths.TRACES).read_text(encoding="utf-8"))
 HOOKS = {name for name, need in TRACES["needs"].items() if need["from"] == "handshake"}
