@@ -36,6 +36,7 @@ class CheckState:
         self.type_refs: dict[str, set[str]] = {}  # the names each sound type's `$ref`s name (set by check_types)
         self.traces_json: str | None = None  # set by the conformance kind's check
         self.differences: tuple[model.UpstreamDifference, ...] = ()  # set by the upstream-differences kind's check
+        self.behaviours: tuple[model.UpstreamBehaviour, ...] = ()  # set by the same check
         self.error_codes_listed: set[int] | None = None
         self.memo: ParseCache | None = None  # where a clean outcome of the examples check is kept (pipeline.load_spec)
 

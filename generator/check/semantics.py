@@ -731,7 +731,10 @@ def _refs(value: Any, path: DataPath) -> Iterator[tuple[DataPath, Any]]:
 def build(checker: Checker) -> model.Spec:
     """The frozen model, from a checker whose checks all ran without a diagnostic."""
     return dataclasses.replace(
-        checker.build(), traces_json=checker.traces_json, upstream_differences=checker.differences
+        checker.build(),
+        traces_json=checker.traces_json,
+        upstream_differences=checker.differences,
+        upstream_behaviours=checker.behaviours,
     )
 
 

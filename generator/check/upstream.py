@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model.spec import UpstreamDifference
+from ..model.spec import UpstreamBehaviour, UpstreamDifference
 
 if TYPE_CHECKING:
     from .context import CheckState
 
 
 def check(checker: CheckState) -> None:
-    """Report a difference listed twice; hand the list to the model."""
+    """Report a difference (or a behaviour's subject) listed twice; hand both lists to the model."""
     found: list[UpstreamDifference] = []
+    behaviours: list[UpstreamBehaviour] = []
     for doc in checker.docs.get("upstream-differences", []):
         first: dict[str, int] = {}
         for i, item in enumerate(doc.data["differences"]):
@@ -31,4 +32,14 @@ def check(checker: CheckState) -> None:
                 continue
             first[line] = i
             found.append(UpstreamDifference(line, " ".join(item["reason"].split())))
+        subjects: dict[str, int] = {}
+        for i, item in enumerate(doc.data.get("behaviours") or ()):
+            if item["subject"] in subjects:
+                message = f"this subject is already listed at index {subjects[item['subject']]}"
+                checker.error(doc, ("behaviours", i, "subject"), "duplicate-difference", message)
+                continue
+            subjects[item["subject"]] = i
+            texts = (" ".join(item[field].split()) for field in ("acp", "sdk", "ours", "reason"))
+            behaviours.append(UpstreamBehaviour(item["subject"], *texts))
     checker.differences = tuple(found)
+    checker.behaviours = tuple(behaviours)

@@ -142,6 +142,18 @@ class UpstreamDifference:
 
 
 @dataclass(frozen=True)
+class UpstreamBehaviour:
+    """A deliberate difference in behaviour from what ACP's docs say (which no schema shows): what ACP says, what
+    the TypeScript SDK does, what we do, and why."""
+
+    subject: str
+    acp: str
+    sdk: str
+    ours: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Decision:
     """What an SDK may do after one kind of failure (`always`, `with-key`, `opt-in`, `never`)."""
 
@@ -311,6 +323,7 @@ class Spec:
     other_error: ErrorRule | None = None
     client_timings: tuple[ClientTiming, ...] = ()
     upstream_differences: tuple[UpstreamDifference, ...] = ()  # spec/upstream-differences.yaml, when present
+    upstream_behaviours: tuple[UpstreamBehaviour, ...] = ()  # its `behaviours`: what no schema shows
     families: tuple[TypeFamily, ...] = ()  # sorted by name
     key_rules: KeyRules | None = None  # the IdempotencyKey type's limits, when the spec defines it
 

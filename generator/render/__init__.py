@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 _PAGE_ONLY = frozenset({"Method.summary", "Method.description", "Method.example", "Method.source", "Method.has_twin"})
 _SPEC_FIELDS = (
     "failure_kinds", "decisions", "classes", "methods", "types", "traces_json", "error_rules", "other_error",
-    "client_timings", "upstream_differences", "families", "key_rules",
+    "client_timings", "upstream_differences", "upstream_behaviours", "families", "key_rules",
 )  # fmt: skip
 
 
@@ -77,7 +77,9 @@ _SCHEMA_IGNORES = (
     | {"Method.slug", "TypeDef.source"}
 )
 _POLICY_KEEPS = ("failure_kinds", "decisions", "classes", "methods", "error_rules", "other_error", "client_timings")
-_NOT_FOR_CODE = frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spec.families"})
+_NOT_FOR_CODE = frozenset(
+    {"Spec.traces_json", "Spec.upstream_differences", "Spec.upstream_behaviours", "Spec.families"}
+)
 UNITS: tuple[Unit, ...] = (
     Unit("schema", "schema.bundles", "render", _SCHEMA_IGNORES),
     Unit("meta", "schema.meta", "render", _SCHEMA_IGNORES),
@@ -92,9 +94,14 @@ UNITS: tuple[Unit, ...] = (
         "docs-methods",
         "docs.pages",
         "render_method_pages",
-        frozenset({"Spec.traces_json", "Spec.upstream_differences"}),
+        frozenset({"Spec.traces_json", "Spec.upstream_differences", "Spec.upstream_behaviours"}),
     ),
-    Unit("docs-differences", "docs.pages", "render_differences_page", _spec_except("upstream_differences")),
+    Unit(
+        "docs-differences",
+        "docs.pages",
+        "render_differences_page",
+        _spec_except("upstream_differences", "upstream_behaviours"),
+    ),
     Unit(
         "docs-types",
         "docs.pages",

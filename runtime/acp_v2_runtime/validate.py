@@ -19,8 +19,10 @@ Rules that span lines are checked too: a request whose id is already taken by an
 side (the Client and the Agent number their requests apart, so one id may be pending once on each side), and an
 idempotency key echoed in a `session/update` or a `session/list` result (a string equal to a key the Client sent in
 an earlier prompt, a value or a member name, at any depth, whatever the escaping; a member that merely has the key
-parameter's name, inside an opaque value such as a tool's `rawInput`, is no echo). A JSON-RPC batch is refused as
-ACP refuses it (-32600), and so are ids beyond the range of a request id.
+parameter's name, inside an opaque value such as a tool's `rawInput`, is no echo). A JSON-RPC batch is refused
+(-32600) as the ACP TypeScript SDK 2.4.0 refuses it, though ACP's v2 transports page says ACP follows JSON-RPC 2.0
+on batches (the difference and its reason are in spec/upstream-differences.yaml); so are ids beyond the range of a
+request id.
 
 What it remembers across lines is bounded: the unanswered requests and the keys sent, each up to `--window`
 (default {window:,}). Past it the oldest are forgotten, which is reported once as a warning; a response to a

@@ -65,7 +65,7 @@ def test_extensions_keep_their_values_and_their_answers_are_matched():
 
 
 def test_a_batch_is_one_invalid_request_and_its_items_are_not_read():
-    """ACP does not use batches (upstream's SDK answers one with a single -32600): nothing inside is read, so a
+    """A batch is refused as ACP's TypeScript SDK refuses it (a single -32600): nothing inside is read, so a
     request inside is not remembered either."""
     reader = MessageReader()
     inner = json.loads(_line(id=1, method="session/list", params={}))

@@ -20,8 +20,9 @@ union of every method's envelope, discriminated by `method` (the routing happens
 look at its `id` and then its method's result envelope. Any line that pass does not accept, for whatever reason,
 is read again step by step, and that careful path alone says what is wrong; so both give the same messages.
 
-ACP does not use JSON-RPC batches (upstream's schema has no array at its root, and its SDK answers one with a
-single -32600): a line holding a JSON array is one `Invalid` value, and its items are not read. Text is read as
+A JSON-RPC batch is refused, as the ACP TypeScript SDK 2.4.0 refuses it (one -32600 with id null; its schema has no
+array at its root), though ACP's v2 transports page says ACP follows JSON-RPC 2.0 on batches (the Differences from
+ACP page says why we follow the SDK): a line holding a JSON array is one `Invalid` value, its items not read. Text is read as
 JSON allows it, lone surrogate escapes included, and so are numbers: `1e999` is a JSON number (read as infinity;
 JSON Schema sets no range), though an implementation may refuse it, as the reference Agent does (`strict_json`).
 
@@ -807,7 +808,10 @@ class MessageReader:
     def read_value(self, value: Any) -> list[Message]:
         """The messages of one parsed JSON value: one, since a batch (a JSON array) is refused whole, unread."""
         if isinstance(value, list):
-            problem = "a batch (a JSON array): ACP does not use JSON-RPC batches, so send one message per line"
+            problem = (
+                "a batch (a JSON array): refused as ACP's TypeScript SDK refuses it (-32600), so send one message "
+                "per line"
+            )
             return [Invalid(KnownErrorCode.INVALID_REQUEST, None, (problem,))]
         return [self.read_message(value)]
 

@@ -121,6 +121,7 @@ def _differences_page(spec: Spec) -> str:
         upstream_package=UPSTREAM_PACKAGE,
         upstream_version=UPSTREAM_VERSION,
         differences=spec.upstream_differences,
+        behaviours=spec.upstream_behaviours,
     )
 
 
