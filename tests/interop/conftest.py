@@ -67,23 +67,22 @@ def node() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
-def built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The directory holding the compiled programs (`keyed_agent.js`, `sdk_client.js`)."""
+def compile_programs(node: str, names: tuple[str, ...], root: Path, folder: Path = HERE) -> Path:
+    """Compiles `names` (TypeScript files of `folder`) in one tsc run into `root`; returns the directory of the
+    `.js` files. Skips (fails under CI) when the SDK or the compiler is missing."""
     if not (SDK_MODULES / "@agentclientprotocol" / "sdk" / "package.json").exists():
         missing("the ACP TypeScript SDK is not installed; run .ci/setup.d/12-acp-sdk.sh")
     if not TSC.exists():
         missing("the pinned TypeScript compiler is not installed; run .ci/setup.d/10-node-typescript.sh")
-    root = tmp_path_factory.mktemp("interop")
     (root / "node_modules").symlink_to(SDK_MODULES, target_is_directory=True)
     (root / "package.json").write_text(json.dumps({"type": "module"}), encoding="utf-8")
     source = root / "src"
     source.mkdir()
-    for name in PROGRAMS:
-        shutil.copyfile(HERE / name, source / name)
+    for name in names:
+        shutil.copyfile(folder / name, source / name)
     done = subprocess.run(
         [node, str(TSC), *TSC_FLAGS, "--rootDir", str(source), "--outDir", str(root / "out")]
-        + [str(source / name) for name in PROGRAMS],
+        + [str(source / name) for name in names],
         cwd=root,  # where tsc looks for node_modules/@types
         capture_output=True,
         text=True,
@@ -93,6 +92,12 @@ def built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if done.returncode != 0:
         pytest.fail(f"tsc failed ({done.returncode}):\n{(done.stdout + done.stderr)[:6000]}", pytrace=False)
     return root / "out"
+
+
+@pytest.fixture(scope="session")
+def built(node: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory holding the compiled programs (`keyed_agent.js`, `sdk_client.js`)."""
+    return compile_programs(node, PROGRAMS, tmp_path_factory.mktemp("interop"))
 
 
 def verdicts(output: str) -> dict[str, tuple[str, str]]:

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from tests.interop.conftest import SDK_MODULES, TSC, TSC_FLAGS, environment, missing
+from tests.interop.conftest import compile_programs as compile_interop
+from tests.interop.conftest import environment, missing
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = ("sdk_server.ts", "sdk_client_remote.ts", "stdio_bridge.ts")
@@ -38,31 +39,9 @@ RUN_LIMIT = 120.0
 """Seconds one run of the SDK Client may take before the test fails it."""
 
 
-def compile_programs(node: str, names: tuple[str, ...], root: Path, folder: Path = HERE) -> Path:
-    """Compiles `names` (TypeScript files of `folder`) in one tsc run, as tests/interop/conftest.py does; returns
-    the directory of the `.js` files."""
-    if not (SDK_MODULES / "@agentclientprotocol" / "sdk" / "package.json").exists():
-        missing("the ACP TypeScript SDK is not installed; run .ci/setup.d/12-acp-sdk.sh")
-    if not TSC.exists():
-        missing("the pinned TypeScript compiler is not installed; run .ci/setup.d/10-node-typescript.sh")
-    (root / "node_modules").symlink_to(SDK_MODULES, target_is_directory=True)
-    (root / "package.json").write_text(json.dumps({"type": "module"}), encoding="utf-8")
-    source = root / "src"
-    source.mkdir()
-    for name in names:
-        shutil.copyfile(folder / name, source / name)
-    done = subprocess.run(
-        [node, str(TSC), *TSC_FLAGS, "--rootDir", str(source), "--outDir", str(root / "out")]
-        + [str(source / name) for name in names],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.fail(f"tsc failed ({done.returncode}):\n{(done.stdout + done.stderr)[:6000]}", pytrace=False)
-    return root / "out"
+def compile_programs(node: str, names: tuple[str, ...], root: Path) -> Path:
+    """Compiles `names`, programs of this folder, as tests/interop compiles its own; the directory of the `.js`."""
+    return compile_interop(node, names, root, HERE)
 
 
 @pytest.fixture(scope="session")
@@ -120,11 +99,22 @@ def served(
         reader.join(timeout=5)
 
 
+def serve_sdk_agent(node: str, built: Path, *options: str, cpu: int | None = None) -> Any:
+    """The SDK's AcpServer serving its keyed Agent (sdk_server.js `options`), as `served` runs it."""
+    command = [node, str(built / "sdk_server.js"), "--port", "0", *options]
+    return served(command, re.compile(r"^listening (\d+)"), lambda m: f"http://127.0.0.1:{m.group(1)}/", cpu=cpu)
+
+
+def serve_our_agent(db: Path, cpu: int | None = None) -> Any:
+    """Our reference Agent on the SQLite file `db`, served by `--listen` on a free port, as `served` runs it."""
+    command = [sys.executable, "-m", "acp_v2_runtime.reference_agent", "--listen", "127.0.0.1:0", "--db", str(db)]
+    return served(command, re.compile(r"(https?://[^\s]+)"), lambda m: m.group(1), cpu=cpu)
+
+
 @pytest.fixture(scope="session")
 def sdk_agent_url(node: str, remote_built: Path) -> Iterator[str]:
     """The endpoint of the SDK's AcpServer serving its keyed Agent (sessions kept in its memory)."""
-    command = [node, str(remote_built / "sdk_server.js"), "--port", "0"]
-    with served(command, re.compile(r"^listening (\d+)"), lambda m: f"http://127.0.0.1:{m.group(1)}/") as url:
+    with serve_sdk_agent(node, remote_built) as url:
         yield url
 
 
@@ -132,17 +122,8 @@ def sdk_agent_url(node: str, remote_built: Path) -> Iterator[str]:
 def our_agent_url() -> Iterator[str]:
     """The endpoint of our reference Agent served over the remote transport, on an SQLite file."""
     folder = Path(tempfile.mkdtemp(prefix="remote-agent-"))
-    command = [
-        sys.executable,
-        "-m",
-        "acp_v2_runtime.reference_agent",
-        "--listen",
-        "127.0.0.1:0",
-        "--db",
-        str(folder / "agent.db"),
-    ]
     try:
-        with served(command, re.compile(r"(https?://[^\s]+)"), lambda m: m.group(1)) as url:
+        with serve_our_agent(folder / "agent.db") as url:
             yield url
     finally:
         shutil.rmtree(folder, ignore_errors=True)
