@@ -97,7 +97,8 @@ class WebSocketConnection(ClientConnection):
         name = message.get("method", "answer")
         if socket is None or socket.state is not State.OPEN:
             raise NotSent(f"{name}: the socket is not open")  # checked before anything was written
-        text = json.dumps(message, ensure_ascii=False, allow_nan=False)
+        # ASCII escapes: lossless for any string, a lone surrogate (a malformed key a test sends) among them.
+        text = json.dumps(message, allow_nan=False)
         started.set()
         try:
             await socket.send(text)

@@ -1,0 +1,353 @@
+"""Remote-side planted bugs, each caught behind a real balancer (issue 49, item 3), and the reference cluster
+passing the same checks; the stdio bridge never turning a transport failure into an answer.
+
+Each check is one of the history check's invariants, on a short scenario that the bug's failure needs:
+
+- at-most-one: a keyed prompt answered, its node killed, the retry redispatched to another node and resumed there:
+  the original messageId, one user message in the replay (catches memory-keys; and, with the key-dropping proxy
+  in front, a prompt whose POST was answered 502, resent over a new connection: catches key-dropping-proxy);
+- success-names-stored: a node killed right after its answer: the replay from another node holds the message
+  (catches early-answer);
+- success-names-its-own: two connections prompting at once, with the same JSON-RPC ids: each messageId answered
+  is, in the replay, the message with that connection's text (catches crossed-answers).
+
+Needs HAProxy and PostgreSQL (skipped, naming the setup script, when absent; failing under CI=true, as
+tests/cluster does). The planted bugs are in planted_remote.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from http.cookiejar import CookieJar
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_v2_schema import protocol as M
+
+from acp_v2_runtime.client import ErrorResponse, NoResponse, NotSent
+from acp_v2_runtime.cluster import Cluster, reference_command
+from acp_v2_runtime.conformance.network import Fault, running_proxy
+from acp_v2_runtime.remote import HttpConnection
+
+HERE = Path(__file__).resolve().parent
+PLANTED = HERE / "planted_remote.py"
+COOKIE = "ACPNODE"  # the balancer's affinity cookie (acp_v2_runtime.cluster.Settings.cookie)
+PATIENCE = 20.0  # seconds an answer may take on a loaded machine
+CWD = "/"
+
+
+def _missing(why: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def haproxy() -> None:
+    if (shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")) is None:
+        _missing("haproxy is not installed; run .ci/setup.d/31-haproxy.sh")
+
+
+def planted_command(bug: str | None, db: str) -> list[str]:
+    """A node command: the reference Agent served on {host}:{port}, with `bug` planted (None: the reference)."""
+    if bug is None:
+        return reference_command(db)
+    return [sys.executable, str(PLANTED), "--bug", bug, "--", "--listen", "{host}:{port}", "--db", db]
+
+
+@pytest.fixture
+def cluster_of(haproxy: None, pg_dsn: str, tmp_path: Path) -> Iterator[Any]:
+    """Start a cluster of two nodes with a bug planted (or none); stopped when the test ends."""
+    started: list[Cluster] = []
+
+    def start(bug: str | None, nodes: int = 2) -> Cluster:
+        cluster = Cluster(pg_dsn, nodes=nodes, command=planted_command(bug, pg_dsn), workdir=tmp_path / "cluster")
+        started.append(cluster.start())
+        return cluster
+
+    yield start
+    for cluster in started:
+        cluster.stop()
+
+
+# -- a Client's few moves, on our HttpConnection ------------------------------------------------------------------
+
+
+class Peer:
+    """One ACP connection (cookies shared through `jar`), recording the user messages it is told about."""
+
+    def __init__(self, url: str, jar: CookieJar | None = None) -> None:
+        self.jar = jar if jar is not None else CookieJar()
+        self.users: list[tuple[str, str]] = []  # (messageId, text) of each user_message update seen
+        self.connection = HttpConnection(url, cookies=self.jar, on_notification=self._note, timeout=PATIENCE)
+        self.ids = iter(range(1, 10**6))
+
+    def _note(self, method: str, params: Any) -> None:
+        update = params.get("update", {}) if isinstance(params, dict) else {}
+        if method == M.SESSION_UPDATE and update.get("sessionUpdate") == "user_message":
+            self.users.append((update["messageId"], update["content"][0]["text"]))
+
+    async def open(self) -> Peer:
+        params = {"protocolVersion": 2, "info": {"name": "history-remote-test", "version": "0"}, "capabilities": {}}
+        await self.connection.request(M.INITIALIZE, params, next(self.ids))
+        return self
+
+    async def new_session(self) -> str:
+        result = await self.connection.request(M.SESSION_NEW, {"cwd": CWD}, next(self.ids))
+        return str(result["sessionId"])
+
+    async def prompt(self, session: str, text: str, key: str | None, rid: int | None = None) -> str:
+        params: dict[str, Any] = {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+        if key is not None:
+            params["idempotencyKey"] = key
+        result = await self.connection.request(M.SESSION_PROMPT, params, rid if rid is not None else next(self.ids))
+        return str(result["messageId"])
+
+    async def replay(self, session: str) -> list[tuple[str, str]]:
+        """The session's user messages as the store holds them (resumed, replayed from the start)."""
+        self.users.clear()
+        params = {"sessionId": session, "cwd": CWD, "replayFrom": {"type": "start"}}
+        await self.connection.request(M.SESSION_RESUME, params, next(self.ids))
+        await asyncio.sleep(0.3)  # replayed updates may trail the answer on the session stream
+        return list(self.users)
+
+    def node(self) -> str:
+        """The node the balancer's cookie names."""
+        return next(c.value for c in self.jar if c.name == COOKIE and c.value)
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+
+async def fresh(url: str, session: str | None = None) -> Peer:
+    """A new connection through `url` (no cookie: the balancer picks a live node); the session resumed on it."""
+    peer = await Peer(url).open()
+    if session is not None:
+        await peer.connection.request(M.SESSION_RESUME, {"sessionId": session, "cwd": CWD}, next(peer.ids))
+    return peer
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+# -- the scenarios, each returning what its invariant says (empty when it holds) ---------------------------------
+
+
+async def retry_after_node_kill(cluster: Cluster) -> list[str]:
+    """at-most-one: answered, the node killed, the retry redispatched to another node gets the original."""
+    first = await fresh(cluster.url)
+    session = await first.new_session()
+    key, text = str(uuid.uuid4()), f"hello {uuid.uuid4().hex[:6]}"
+    original = await first.prompt(session, text, key)
+    home = first.node()
+    first.connection.abort("the node is about to die")
+    cluster.kill(home)
+    cluster.wait_down(home)
+    second = await fresh(cluster.url, session)
+    problems = []
+    try:
+        if second.node() == home:
+            problems.append(f"the balancer sent the retry to the dead node {home}")
+        again = await second.prompt(session, text, key)
+        stored = await second.replay(session)
+        if again != original:
+            problems.append(f"at-most-one: the retry on another node was answered {again}, not {original}")
+        mine = [mid for mid, said in stored if said == text]
+        if len(mine) != 1:
+            problems.append(f"at-most-one: the store holds {len(mine)} user messages of one key: {mine}")
+    finally:
+        await second.close()
+        cluster.restart(home)
+    return problems
+
+
+async def killed_after_answer(cluster: Cluster) -> list[str]:
+    """success-names-stored: a node killed right after it answered; the message is in the replay elsewhere."""
+    first = await fresh(cluster.url)
+    session = await first.new_session()
+    text = f"keep me {uuid.uuid4().hex[:6]}"
+    answered = await first.prompt(session, text, str(uuid.uuid4()))
+    home = first.node()
+    cluster.kill(home)  # at once: whatever the node had not committed is gone
+    first.connection.abort("its node died")
+    cluster.wait_down(home)
+    second = await fresh(cluster.url, session)
+    try:
+        stored = await second.replay(session)
+    finally:
+        await second.close()
+        cluster.restart(home)
+    if answered not in [mid for mid, _ in stored]:
+        return [f"success-names-stored: the Client was told {answered}, and the store holds {stored or 'nothing'}"]
+    return []
+
+
+async def crossed_prompts(url: str) -> list[str]:
+    """success-names-its-own: two connections prompt at once under the same ids; each is told its own message."""
+    owner = await fresh(url)
+    session_a = await owner.new_session()
+    session_b = await owner.new_session()
+    a, b = await fresh(url, session_a), await fresh(url, session_b)
+    texts = {"a": f"from a {uuid.uuid4().hex[:6]}", "b": f"from b {uuid.uuid4().hex[:6]}"}
+    told: dict[str, str] = {}
+    problems = []
+
+    async def one(name: str, peer: Peer, session: str) -> None:
+        try:
+            told[name] = await peer.prompt(session, texts[name], str(uuid.uuid4()), rid=100)
+        except (NoResponse, NotSent, ErrorResponse) as exc:
+            problems.append(f"answered-within-bound: connection {name} was told no messageId ({exc})")
+
+    try:
+        await asyncio.gather(one("a", a, session_a), one("b", b, session_b))
+        for name, session in (("a", session_a), ("b", session_b)):
+            stored = dict(await owner.replay(session))
+            if name in told and stored.get(told[name]) != texts[name]:
+                problems.append(
+                    f"success-names-its-own: connection {name} was told {told[name]}, which in its session holds"
+                    f" {stored.get(told[name])!r}, not its text {texts[name]!r}"
+                )
+    finally:
+        for peer in (owner, a, b):
+            await peer.close()
+    return problems
+
+
+async def resend_through(proxy_url: str, arm: Any) -> list[str]:
+    """at-most-one through a proxy: a POST answered 502 (the Agent inserted), resent with its key on a new
+    connection: one message, the original messageId; the 502 was never taken for 'not inserted'."""
+    first = await fresh(proxy_url)
+    session = await first.new_session()
+    key, text = str(uuid.uuid4()), f"once {uuid.uuid4().hex[:6]}"
+    armed = arm()
+    problems = []
+    try:
+        await first.prompt(session, text, key)
+        problems.append("the armed post-502 did not fail the prompt")
+    except ErrorResponse as exc:
+        problems.append(f"not-inserted-by-transport: a 502 was reported as the Agent's error {exc.code}")
+    except NoResponse:
+        pass  # outcome unknown: resend with the key
+    first.connection.abort("resending on a new connection")
+    second = await fresh(proxy_url, session)
+    try:
+        again = await second.prompt(session, text, key)
+        stored = await second.replay(session)
+    finally:
+        await second.close()
+    armed.wait(PATIENCE)
+    mine = [mid for mid, said in stored if said == text]
+    if len(mine) != 1:
+        problems.append(f"at-most-one: one key, {len(mine)} user messages stored: {mine}")
+    if armed.message_id is not None and again != armed.message_id:
+        problems.append(f"at-most-one: the resend was answered {again}, the first attempt {armed.message_id}")
+    return problems
+
+
+# -- the reference passes, each bug is caught ---------------------------------------------------------------------
+
+
+def test_reference_cluster_keeps_every_invariant(cluster_of: Any) -> None:
+    cluster = cluster_of(None)
+    assert run(retry_after_node_kill(cluster)) == []
+    assert run(killed_after_answer(cluster)) == []
+    assert run(crossed_prompts(cluster.node_url(0))) == []
+    with running_proxy(cluster.url) as proxy:
+        assert run(resend_through(proxy.url, lambda: proxy.arm(Fault.POST_502, "http"))) == []
+
+
+def test_memory_keys_caught_by_a_retry_on_another_node(cluster_of: Any) -> None:
+    problems = run(retry_after_node_kill(cluster_of("memory-keys")))
+    assert any(p.startswith("at-most-one") for p in problems), problems
+
+
+def test_early_answer_caught_by_a_kill_after_the_answer(cluster_of: Any) -> None:
+    problems = run(killed_after_answer(cluster_of("early-answer")))
+    assert any(p.startswith("success-names-stored") for p in problems), problems
+
+
+def test_crossed_answers_caught_by_two_connections_at_once(cluster_of: Any) -> None:
+    cluster = cluster_of("crossed-answers", nodes=1)
+    problems = run(crossed_prompts(cluster.node_url(0)))
+    assert any(p.startswith(("success-names-its-own", "answered-within-bound")) for p in problems), problems
+
+
+def test_key_dropping_proxy_caught_by_a_resend(cluster_of: Any) -> None:
+    cluster = cluster_of(None)
+    with _planted_proxy(cluster.url) as url:
+        arm = _arm_over_http(url)
+        problems = run(resend_through(url, arm))
+    assert any(p.startswith("at-most-one") for p in problems), problems
+
+
+# -- the planted proxy, a process of its own (its rewriting must not reach this process's proxies) ---------------
+
+
+class _Process:
+    def __init__(self, argv: list[str]) -> None:
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        self.url = line.split(" on ", 1)[1].split(" ", 1)[0] if " on " in line else ""
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+
+
+class _planted_proxy:  # a context manager, like running_proxy
+    def __init__(self, upstream: str) -> None:
+        self.argv = [sys.executable, str(PLANTED), "--bug", "key-dropping-proxy", "--"]
+        self.argv += ["--listen", "127.0.0.1:0", "--upstream", upstream]
+
+    def __enter__(self) -> str:
+        self.running = _Process(self.argv)
+        if not self.running.url:
+            self.running.stop()
+            raise RuntimeError("the key-dropping proxy did not start")
+        return self.running.url
+
+    def __exit__(self, *exc: object) -> None:
+        self.running.stop()
+
+
+class _RemoteArmed:
+    """An armed fault of a proxy in another process, read back through its control knob's log."""
+
+    def __init__(self, control: str) -> None:
+        self.control = control
+        self.message_id: str | None = None
+
+    def wait(self, timeout: float) -> None:
+        import httpx
+
+        for _ in range(int(timeout * 10)):
+            records = httpx.get(self.control + "/log", timeout=timeout).json()
+            if records and records[-1]["done"]:
+                self.message_id = records[-1]["messageId"]
+                return
+            time.sleep(0.1)
+
+
+def _arm_over_http(url: str) -> Any:
+    import httpx
+
+    from acp_v2_runtime.conformance.network import CONTROL
+
+    control = url.rstrip("/") + CONTROL
+
+    def arm() -> _RemoteArmed:
+        response = httpx.post(control + "/arm", json={"fault": Fault.POST_502.value, "profile": "http"}, timeout=10)
+        response.raise_for_status()
+        return _RemoteArmed(control)
+
+    return arm
