@@ -6,6 +6,8 @@
 //   is dropped (the index holds codes without it).
 // - A one-letter word ("may I resend") becomes a prefix of nearly every word and ranks pages that only start
 //   words with that letter; it is left out when the query has longer words.
+// The theme's suggestion (grey text completing the query inside the field) is built from what it reads, so when
+// that differs from what was typed it would be drawn over the typed text ("32602" over "-32602"): it is cleared then.
 (() => {
   const field = document.querySelector("input.md-search__input");
   const own = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value");
@@ -24,4 +26,10 @@
       own.set.call(this, text);
     },
   });
+  const suggest = document.querySelector(".md-search__suggest");
+  if (!suggest) return;
+  new MutationObserver(() => {
+    const typed = own.get.call(field);
+    if (suggest.textContent !== "" && meant(typed) !== typed) suggest.textContent = "";
+  }).observe(suggest, { childList: true, characterData: true, subtree: true });
 })();

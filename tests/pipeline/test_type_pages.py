@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
@@ -94,3 +95,24 @@ def test_a_field_that_names_its_type_beside_a_description_links_to_it() -> None:
                 assert f"[`{target}`](" in _field_rows(sections[t.name])[field], (t.name, field)
                 checked += 1
     assert checked > 0
+
+
+def test_a_field_that_comes_through_allof_from_a_union_is_listed() -> None:
+    """A type that takes a discriminated union in through `allOf` (SessionUpdateStateUpdate takes StateUpdate) gets
+    the union's tag as a field of its own, on its page, with the tag's values."""
+    unions = {t.name: t.schema for t in SPEC.types if (t.schema.get("discriminator") or {}).get("propertyName")}
+    found = 0
+    for t in SPEC.types:
+        for part in t.schema.get("allOf") or []:
+            name = str(part.get("$ref", "")).rsplit("/", 1)[-1] if isinstance(part, dict) else ""
+            if name not in unions:
+                continue
+            tag = unions[name]["discriminator"]["propertyName"]
+            if tag in unions[name].get("properties", {}):
+                continue  # a field of the union's own, listed as any other
+            page = (ROOT / paths.REFERENCE / "types" / f"{Path(t.source).stem}.md").read_text(encoding="utf-8")
+            section = page.split(f"## `{t.name}`", 1)[1].split("\n## ", 1)[0]
+            row = next(line for line in section.splitlines() if line.startswith(f"| `{tag}` "))
+            assert all(f'`"{value}"`' in row for value in unions[name]["discriminator"]["mapping"]), row
+            found += 1
+    assert found, "no type takes a discriminated union in through allOf"

@@ -96,3 +96,26 @@ def test_search_ranks_a_retry_decision_page_first(site_url, browser_page, query)
         page.wait_for_timeout(250)
     assert any(path in href for path in RETRY_DECISION_PAGES), f"{query!r} ranks {href} first"
     assert search.input_value() == query  # the reader's text is left as typed
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_no_suggestion_is_drawn_over_a_typed_error_code(site_url, browser_page, width):
+    """The search reads -32602 as 32602; the theme's grey completion, built from what it reads, would be drawn over
+    the typed text. It is left empty then, and still offered for an ordinary word."""
+    page, _ = browser_page
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(f"{site_url}/")
+    page.wait_for_load_state("networkidle")
+    if width < 960:  # on a phone the field opens from the header's search button
+        page.locator("label.md-header__button[for='__search']").click()
+    search = page.locator("input.md-search__input")
+    suggest = page.locator(".md-search__suggest")
+    search.click()
+    search.press_sequentially("idempot")
+    page.wait_for_function("document.querySelector('.md-search__suggest').textContent.startsWith('idempot')")
+    search.fill("")
+    search.press_sequentially("-32602")
+    page.locator(".md-search-result__list > li > a").first.wait_for(state="visible")
+    page.wait_for_timeout(500)  # the theme draws its completion after the results
+    assert suggest.text_content() == ""
+    assert search.input_value() == "-32602"

@@ -157,6 +157,7 @@ def test_flowchart_labels_are_at_least_12px(site_url, browser_page):
 # Every hand-written or generated page that draws a diagram.
 DIAGRAM_PAGES = {
     "keyed-prompts": "keyed-prompts/",
+    "keyed-prompts-helpers": "keyed-prompts-helpers/",
     "architecture": "architecture/",
     "retry-classes": PAGES["retry-classes"],
 }
@@ -177,3 +178,46 @@ def test_phone_diagrams_keep_readable_labels_and_scroll_on_their_own(site_url, b
     assert min(sizes) >= MIN_LABEL_PX, sorted(sizes)[:5]
     assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
     _shoot(page, f"phone-diagrams-{name}")
+
+
+# The pages whose diagrams are drawn for the content column (the retry flowchart, whose page gives it the whole
+# width, is checked above); at 1,280 px each must be shown whole, labels readable.
+COLUMN_DIAGRAM_PAGES = {"keyed-prompts": "keyed-prompts/", "keyed-prompts-helpers": "keyed-prompts-helpers/"}
+_DRAWN_AND_BOX = """() => [...document.querySelectorAll('div.mermaid')].map(host => {
+  const svg = host.shadowRoot.querySelector('svg');
+  return [svg.getBoundingClientRect().width, host.clientWidth];
+})"""
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_DIAGRAM_PAGES))
+def test_desktop_diagrams_fit_the_column_with_readable_labels(site_url, browser_page, name):
+    """At 1,280 px nothing of a diagram is cut off or hidden to the right (a sequence diagram's last participant
+    included), no label is drawn under 12 px, and the key states' labels keep apart (a flowchart's layout)."""
+    page, _ = browser_page
+    page.add_init_script(_OPEN_SHADOWS)
+    _open(page, site_url, COLUMN_DIAGRAM_PAGES[name], {"width": 1280, "height": 900})
+    page.wait_for_function(
+        "[...document.querySelectorAll('div.mermaid')].length > 0 && [...document.querySelectorAll('div.mermaid')]"
+        ".every(d => d.shadowRoot && d.shadowRoot.querySelector('svg'))"
+    )
+    for drawn, box in page.evaluate(_DRAWN_AND_BOX):
+        assert drawn <= box + 0.5, (drawn, box)
+    sizes = page.evaluate(_LABEL_SIZES)
+    assert min(sizes) >= MIN_LABEL_PX, sorted(sizes)[:5]
+    _shoot(page, f"desktop-diagrams-{name}")
+
+
+def test_the_retry_classes_page_links_every_section_on_desktop(site_url, browser_page):
+    """The page gives its tables the whole width (no table of contents beside them), so its first lines link
+    every section, where a desktop reader sees them."""
+    page, _ = browser_page
+    _open(page, site_url, PAGES["retry-classes"], {"width": 1280, "height": 900})
+    sections = page.eval_on_selector_all("article h2[id]", "hs => hs.map(h => h.id)")
+    # The theme makes every link absolute: a link to a section is one to this page with a fragment.
+    links = page.eval_on_selector_all(
+        "article p a[href*='#']",
+        "as => as.filter(a => a.pathname === location.pathname)"
+        ".map(a => [a.hash.slice(1), a.getBoundingClientRect().top])",
+    )
+    linked = {target for target, top in links if top < 900}  # on the first screen
+    assert sections and set(sections) <= linked, set(sections) - linked

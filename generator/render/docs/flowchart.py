@@ -96,7 +96,7 @@ def flowchart(spec: Spec) -> str:
             chart.by_class("kind", label, tuple((c.name, c.decision(failure.name)) for c in spec.classes))
             continue
         # The same rule as the SDK page and the Resender: "already done" counts only after an attempt went unanswered.
-        ask = chart.node("ask", "An earlier attempt got<br/>no answer, and the code<br/>is listed as already done?")
+        ask = chart.node("ask", "An earlier attempt<br/>unanswered, and the<br/>code listed as done?")
         chart.edge("kind", ask, label)
         chart.edge(ask, chart.node("box", "Report success"), "yes")
         code = chart.node("ask", "Error code?")

@@ -7,6 +7,7 @@ into the page's edit link, so "edit this page" opens the YAML, not the generated
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -100,7 +101,7 @@ def _table_page(spec: Spec) -> str:
     ]
     groups = [(title, rows) for title, rows in groups if rows]
     groups.append(("Notifications", [m for m in spec.methods if m.kind == "notification"]))
-    return render_template(
+    page = render_template(
         paths.RETRY_TABLE_PAGE + ".j2",
         header=markdown_header("spec/"),
         source=CLASSES_SOURCE,
@@ -110,6 +111,25 @@ def _table_page(spec: Spec) -> str:
         requests=[m for m in spec.methods if m.kind == "request"],
         notifications=[m for m in spec.methods if m.kind == "notification"],
     )
+    return with_sections(page)
+
+
+_SECTION = re.compile(r"^## (.+?)(?: \{ #([\w-]+) \})?$", re.M)
+
+
+def with_sections(page: str) -> str:
+    """The page with a line of links to its `##` sections after its first paragraph: a page that gives its wide
+    tables the whole width (no table of contents beside them) still lets a reader go straight to a section."""
+    links = []
+    for title, anchor in _SECTION.findall(page):
+        slug = anchor or re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", title).strip().lower())
+        links.append(f"[{title}](#{slug})")
+    if not links:
+        return page
+    body = page.index("\n---\n", 4) + 5  # after the front matter, whose comments also start with "# "
+    heading = page.index("\n# ", body - 1)
+    intro_end = page.index("\n\n", page.index("\n\n", heading + 1) + 2)  # the first paragraph under the title
+    return f"{page[:intro_end]}\n\nOn this page: {' · '.join(links)}{page[intro_end:]}"
 
 
 def _differences_page(spec: Spec) -> str:
@@ -184,6 +204,14 @@ def _composed(schema: dict[str, Any], links: dict[str, str], spec: Spec, seen: f
         base_schema = base.schema
         source = type_label({"$ref": ref}, links)
         required = set(base_schema.get("required", []))
+        tag = (base_schema.get("discriminator") or {}).get("propertyName")
+        if isinstance(tag, str) and tag not in base_schema.get("properties", {}):
+            # A union (StateUpdate): its tag is a field of every variant, so of the type that takes the union in.
+            values = ", ".join(f'`"{value}"`' for value in (base_schema["discriminator"].get("mapping") or {}))
+            branches = base_schema.get("oneOf") or base_schema.get("anyOf") or []
+            variants = ", ".join(type_label(b, links) for b in branches if isinstance(b, dict))
+            said = f"Names which variant of {source} this is; the other fields are the variant's ({variants})."
+            rows.append(FieldRow(tag, values or "`string`", True, said, False, source))
         for field, sub in base_schema.get("properties", {}).items():
             rows.append(
                 FieldRow(

@@ -121,19 +121,37 @@ def step(state: State, event: Event) -> State:
 
 
 def mermaid() -> str:
-    """The table as a Mermaid `stateDiagram-v2`, one line per transition in the table's order (events that lead
-    from one state to the same next state share a line)."""
+    """The table as a Mermaid flowchart, top to bottom: one arrow per (state, next state) with the events that lead
+    along it, in the table's order; an event that leaves the state as it is (an attempt joining, say) is written
+    in the state's box after ↺ rather than drawn as a loop, and the states that answer every attempt have a thick
+    border."""
     edges: dict[tuple[State, State], list[str]] = {}
+    stays: dict[State, list[str]] = {}
     for (source, event), target in TRANSITIONS.items():
-        edges.setdefault((source, target), []).append(event.value)
+        if source is target:
+            stays.setdefault(source, []).append(event.value)
+        else:
+            edges.setdefault((source, target), []).append(event.value)
 
-    def name(state: State) -> str:
-        return "[*]" if state is State.NEW else state.value
+    def box(state: State) -> str:
+        if state is State.NEW:
+            return "start((start))"
+        kept = stays.get(state)
+        label = f"{state.value}<br/><small>↺ {', '.join(kept)}</small>" if kept else state.value
+        return f'{state.value}("{label}")'
 
-    # Drawn at its own size (the page scrolls it sideways on a phone) rather than shrunk to the column's width.
-    lines = ["---", "config:", "  state:", "    useMaxWidth: false", "---", "stateDiagram-v2"]
-    lines += [
-        f"    {name(source)} --> {name(target)}: {', '.join(events)}" for (source, target), events in edges.items()
-    ]
-    lines += [f"    {state.value} --> [*]" for state in State if state in FINAL]
+    # A flowchart, not a stateDiagram: its layout keeps the labels of many arrows apart, and the loops an event
+    # makes on its own state are words in the box, so the drawing fits the page's column.
+    # Close together, so that it needs little shrinking to fit the page's column; on a phone the page keeps it
+    # at a readable width and scrolls it sideways (the wide-diagram box of site/stylesheets/extra.css).
+    lines = ["---", "config:", "  flowchart:", "    nodeSpacing: 8", "    rankSpacing: 30", "---", "flowchart TB"]
+    drawn: set[State] = set()
+    for (source, target), events in edges.items():
+        ends = []
+        for state in (source, target):
+            ends.append(box(state) if state not in drawn else ("start" if state is State.NEW else state.value))
+            drawn.add(state)
+        lines.append(f"    {ends[0]} -->|{', '.join(events)}| {ends[1]}")
+    # The states that answer every attempt are drawn with a double border, not led to an exit of their own.
+    lines += ["    classDef final stroke-width:4px,stroke-dasharray:0", f"    class {','.join(s.value for s in State if s in FINAL)} final"]
     return "\n".join(lines) + "\n"
