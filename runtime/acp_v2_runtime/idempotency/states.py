@@ -152,6 +152,7 @@ def mermaid() -> str:
             ends.append(box(state) if state not in drawn else ("start" if state is State.NEW else state.value))
             drawn.add(state)
         lines.append(f"    {ends[0]} -->|{', '.join(events)}| {ends[1]}")
-    # The states that answer every attempt are drawn with a double border, not led to an exit of their own.
-    lines += ["    classDef final stroke-width:4px,stroke-dasharray:0", f"    class {','.join(s.value for s in State if s in FINAL)} final"]
+    # The states that answer every attempt are drawn with a thick border, not led to an exit of their own.
+    final = ",".join(state.value for state in State if state in FINAL)
+    lines += ["    classDef final stroke-width:4px,stroke-dasharray:0", f"    class {final} final"]
     return "\n".join(lines) + "\n"
