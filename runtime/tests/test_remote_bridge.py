@@ -169,3 +169,13 @@ def test_usage(tmp_path: Path) -> None:
         [sys.executable, "-m", "acp_v2_runtime.remote.bridge"], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "--url" in done.stderr
+
+
+def test_the_kit_runs_against_a_url(agent_url: str) -> None:
+    """`conformance --url`: the kit's traces through the bridge, against the served Agent."""
+    argv = [sys.executable, "-m", "acp_v2_runtime.conformance", "--url", agent_url, "--only", "retry-after-resume"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS retry-after-resume" in done.stdout
+    both = subprocess.run([*argv, "--", "true"], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "not both" in both.stderr

@@ -143,12 +143,18 @@ unknown trace id, no command) or an Agent command that cannot be started.
 """
 
 
+def bridge_command(url: str, profile: str = "http") -> list[str]:
+    """The Agent command that carries each connection to a served Agent (`acp_v2_runtime.remote.bridge`)."""
+    return [sys.executable, "-m", "acp_v2_runtime.remote.bridge", "--url", url, "--profile", profile]
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line: parse, pick the traces, run them; returns the exit status."""
     args_in = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(
         prog="python -m acp_v2_runtime.conformance",
-        usage="%(prog)s [-h] [--timeout SECONDS] [--permission POLICY] [--only ID]... [--list] -- AGENT COMMAND...",
+        usage="%(prog)s [-h] [--timeout SECONDS] [--permission POLICY] [--only ID]... [--list]"
+        " (--url URL [--profile P] | -- AGENT COMMAND...)",
         description=__doc__,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -165,6 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this trace (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the traces and exit")
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="run against an Agent served at this URL (ACP's remote transport) instead of a command: each connection"
+        " of a trace is a `python -m acp_v2_runtime.remote.bridge` process",
+    )
+    parser.add_argument("--profile", choices=("http", "websocket"), default="http", help="with --url (default http)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the Agent command; {tmp} is a shared dir")
     args = parser.parse_args(args_in)
     every = load_traces()["traces"]
@@ -181,8 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"no trace named {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.url is not None:
+        if command:
+            parser.error("give either --url or an Agent command, not both")
+        command = bridge_command(args.url, args.profile)
     if not command:
-        parser.error("give the Agent command after --")
+        parser.error("give the Agent command after --, or --url")
     traces = [trace for trace in every if not args.only or trace["id"] in args.only]
     try:
         return asyncio.run(run_all(command, timeout=args.timeout, traces=traces, permission=args.permission))
