@@ -2,10 +2,11 @@
 
     python planted_agent.py [--bug NAME] [--store-wait SECONDS] -- REFERENCE AGENT ARGS...
 
-Each bug breaks one promise of the key and nothing else (`BUGS` says which); without `--bug` the Agent is the
-reference Agent itself. `--store-wait` shortens the reference Agent's store bounds (its SQLite lock wait and its
-server wait), so that a history's stalls can be short and a test quick: the code that keeps the bounds is the
-reference Agent's own, only the number changes.
+Each bug breaks one promise of the key and nothing else (`BUGS` says which; the bugs of the key's own rules, with
+the checks that catch them, are in planted_keys.py); without `--bug` the Agent is the reference Agent itself.
+`--store-wait` shortens the reference Agent's store bounds (its SQLite lock wait and its server wait), so that a
+history's stalls can be short and a test quick: the code that keeps the bounds is the reference Agent's own, only
+the number changes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from acp_v2_schema import protocol as M
 from acp_v2_schema.protocol import KnownErrorCode as Code
+from planted_keys import KEY_BUGS, KEY_PLANT  # beside this file: on the path when it runs as a script
 
 from acp_v2_runtime import reference_agent as ref
 from acp_v2_runtime.idempotency import KeyLedger
@@ -29,6 +31,7 @@ from acp_v2_runtime.idempotency.sqlite import SQLiteStore
 from acp_v2_runtime.reference_agent import bounds
 
 BUGS = {
+    **KEY_BUGS,
     "local-cancel": "a cancel withdraws the key on this Agent only: other Agents never hear of it",
     "cancel-then-insert": "a cancelled keyed prompt is answered -32800 at once, and its insertion goes on",
     "failover-insert": "each Agent process keeps its own keys, so a retry on another Agent inserts again",
@@ -117,6 +120,7 @@ def _new_message_id() -> None:
 
 
 PLANT = {
+    **KEY_PLANT,
     "local-cancel": _local_cancel,
     "cancel-then-insert": _cancel_then_insert,
     "failover-insert": _failover_insert,

@@ -3,7 +3,8 @@
 Every line the Agent writes is classified as it arrives by the generated reader (`acp_v2_schema.reader`, told of
 each request the runner sends): responses are kept by id, with the problems of a result that does not fit its
 method's type, notifications in order, and the first line that is not a valid message becomes
-`Connection.problem`, which fails the next wait on the connection (and so the trace) with the reason. So does a
+`Connection.problem`, which fails the next wait on the connection (and so the trace) with the reason; later lines
+are still read, so that the answers sent after it are kept. So does a
 key of the trace found in a `session/update` or a `session/list` result: the check walks the parsed values, so
 escapes hide nothing.
 
@@ -129,8 +130,9 @@ class Connection:
         reader = jsonrpc.LineReader(self.process.stdout)
         try:
             while (line := await reader.next_line()) is not None:
-                if self.problem is None:  # after the first problem the rest is only drained
-                    self._take(line)
+                # After the first problem the lines are still read: the answers the Agent did send are answers (a
+                # history judges each one), though every wait of a trace now fails with that first problem.
+                self._take(line)
                 self._wake()
         except Exception as exc:  # a broken pipe or a runner bug: report it on the trace, never abort the run
             self._flag(f"reading the Agent's output failed ({type(exc).__name__}: {exc})")

@@ -5,12 +5,16 @@ command becomes the store (an SQLite file of the schedule's own, or with `--post
 that server, reached through the kit's relay), `{tmp}` a directory of the schedule's own. It then runs seeded
 random schedules of keyed prompts, retries on the same or another Agent, prompts held before insertion (when the
 Agent offers the holdInsert hook), `$/cancel_request` before, during and after insertion, closed connections,
-SIGKILL and restart of an Agent, store stalls and restarts, a key reused with other content, and unkeyed prompts.
+SIGKILL and restart of an Agent, store stalls and restarts, a key reused with other content, keys that only look
+like an earlier one (case, white space, Unicode normalisation), the same text under a new key, one key in two
+sessions, unkeyed and null-keyed prompts, malformed keys, failed inserts (failInsert, when offered) and
+`session/list`.
 Every request and its answer (or none) is recorded with its time; after each schedule the history is judged
 against what the store finally holds, read back by replaying every session from a new process (see `check`).
 
-A failing schedule is shrunk (steps removed while the same invariant still fails, at most `--shrink-runs` runs)
-and printed as a trace, with the command that replays it: its seed and the numbers of the steps it kept. Counts
+A failing schedule is shrunk (steps removed while the same invariant still fails, at most `--shrink-runs` runs,
+each run printed as it ends; stalls made short when the failure is not a late answer) and printed as a trace,
+with the command that replays it: its seed and the numbers of the steps it kept. Counts
 (schedules, requests, faults by kind, answers by code) are printed at the end.
 
 What the Agent must offer: sessions that another process on the same store resumes, and replay from the start
@@ -26,14 +30,19 @@ import shlex
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from .. import handshake_key
 from ..connection import AgentNotStarted, TraceFailure
-from .check import INVARIANTS, Violation, check
+from .check import INVARIANTS, Violation, check, free_at
 from .run import History, NeedsMissing, Runner
 from .schedule import FAULTS, Shape, Step, generate, kept
 from .store import open_store
+
+SHORT_STALL = 1.5
+"""Seconds a stall lasts in a shrink once the failure does not need a long one (a failure that is not a late
+answer): long enough to outlast a store call, short enough that a shrink of a dozen runs takes seconds."""
 
 __all__ = ["INVARIANTS", "History", "Shape", "Step", "Violation", "check", "generate", "main"]
 
@@ -98,10 +107,49 @@ def _answer_label(outcome: str, code: int | None) -> str:
 
 
 async def _shrink(
-    runner: Runner, seed: int, steps: list[Step], history: History, invariant: str, budget: int, judge: Any
+    runner: Runner, seed: int, steps: list[Step], history: History, first: Violation, budget: int, judge: Any
 ) -> tuple[list[Step], History, int]:
-    """Remove steps while `invariant` still fails: halves first, then smaller pieces, at most `budget` runs."""
-    current, runs, chunk = steps, 0, max(1, len(steps) // 2)
+    """Remove steps while the invariant of `first` still fails: halves first, then smaller pieces, at most `budget`
+    runs.
+
+    Two cheap tries come first. The steps the violation names (with the submissions and cancels that refer to them,
+    and for a late answer the faults before it) are often the whole story, so one run tries them alone. And a
+    failure that is not a late answer rarely needs the long stall that finds one, so one run tries the stalls short
+    (`SHORT_STALL`); the shrinking goes on with short stalls when the failure stays. Each run prints a line, so a
+    long shrink shows how far it got."""
+    invariant = first.invariant
+    current, runs = steps, 0
+
+    async def fails(candidate: list[Step]) -> History | None:
+        nonlocal runs
+        runs += 1
+        began = time.monotonic()
+        trial = await runner.run(seed, candidate)
+        kept = any(v.invariant == invariant for v in judge(trial))
+        said = "still fails" if kept else "passes"
+        print(
+            f"  shrink run {runs}/{budget}: {len(candidate)} step(s), {said} ({time.monotonic() - began:.1f}s)",
+            flush=True,
+        )
+        return trial if kept else None
+
+    named = set(first.steps)
+    named |= {s.subject for s in steps if s.n in named and s.subject >= 0}
+    named |= {s.n for s in steps if s.op == "cancel" and s.subject in named}
+    if invariant == "answered-within-bound" and named:  # what held the answer up: a fault before it
+        named |= {s.n for s in steps if s.op in FAULTS and s.op != "cancel" and s.n < max(named)}
+    alone = [s for s in steps if s.n in named]
+    if named and len(alone) < len(steps) and runs < budget:
+        trial = await fails(alone)
+        if trial is not None:
+            current, history = alone, trial
+    chunk = max(1, len(current) // 2)
+    stalls = [s for s in current if s.op == "stall" and s.seconds > SHORT_STALL]
+    if stalls and invariant != "answered-within-bound" and runs < budget:
+        shorter = [replace(s, seconds=SHORT_STALL) if s.op == "stall" else s for s in current]
+        trial = await fails(shorter)
+        if trial is not None:
+            current, history = shorter, trial
     while chunk >= 1 and runs < budget:
         removed, i = False, 0
         while i < len(current) and runs < budget:
@@ -109,9 +157,8 @@ async def _shrink(
             if not candidate:
                 i += chunk
                 continue
-            runs += 1
-            trial = await runner.run(seed, candidate)
-            if any(v.invariant == invariant for v in judge(trial)):
+            trial = await fails(candidate)
+            if trial is not None:
                 current, history, removed = candidate, trial, True
             else:
                 i += chunk
@@ -144,6 +191,7 @@ def _trace(history: History) -> list[str]:
 async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
     store = open_store(args.postgres)
     runner = Runner(command, store, instances=args.instances, sessions=args.sessions, timeout=args.timeout)
+    runner.due = lambda history, attempt: free_at(history, attempt, args.lease) + args.bound
     tally = _Tally()
     keep = [int(n) for n in args.keep.split(",") if n.strip()] if args.keep else None
 
@@ -159,6 +207,7 @@ async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
             stall=store.can_stall,
             restart=store.can_restart,
             stall_seconds=args.stall,
+            fail="failInsert" in runner.offers,
         )
         holds = "on" if shape.hold else "off (no holdInsert offered)"
         print(
@@ -183,13 +232,16 @@ async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
             for v in violations:
                 print(f"  {v.invariant}: {v.detail}")
             first = violations[0].invariant
-            small, shown, runs = await _shrink(runner, schedule_seed, steps, history, first, args.shrink_runs, judge)
+            small, shown, runs = await _shrink(
+                runner, schedule_seed, steps, history, violations[0], args.shrink_runs, judge
+            )
             print(f"shrunk to {len(small)} of {len(steps)} steps in {runs} run(s), still failing {first}:")
             for line in _trace(shown):
                 print(line)
             for v in judge(shown):
                 print(f"  {v.invariant}: {v.detail}")
-            print("replay: " + _replay(args, command, schedule_seed, small))
+            stall = min([s.seconds for s in small if s.op == "stall"] or [args.stall])
+            print("replay: " + _replay(args, command, schedule_seed, small, stall))
             for line in tally.lines():
                 print(line)
             return 1
@@ -201,11 +253,11 @@ async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
     return 0
 
 
-def _replay(args: argparse.Namespace, command: list[str], seed: int, steps: list[Step]) -> str:
+def _replay(args: argparse.Namespace, command: list[str], seed: int, steps: list[Step], stall: float) -> str:
     words = ["python", "-m", "acp_v2_runtime.conformance", "history", "--seed", str(seed), "--schedules", "1"]
     words += ["--steps", str(args.steps), "--keep", ",".join(str(s.n) for s in steps)]
     words += ["--instances", str(args.instances), "--sessions", str(args.sessions)]
-    words += ["--bound", f"{args.bound:g}", "--lease", f"{args.lease:g}", "--stall", f"{args.stall:g}"]
+    words += ["--bound", f"{args.bound:g}", "--lease", f"{args.lease:g}", "--stall", f"{stall:g}"]
     if args.postgres:
         words += ["--postgres", args.postgres]
     return shlex.join([*words, "--", *command])

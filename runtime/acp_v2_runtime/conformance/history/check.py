@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from acp_v2_schema.protocol import KnownErrorCode as Code
 
@@ -17,6 +18,10 @@ from .run import Attempt, History
 
 INVARIANTS = {
     "at-most-one": "at most one message is stored per (session, key), whatever the faults",
+    "distinct-submissions": "two submissions never share a message (keys that differ only in case, white space or"
+    " Unicode normalisation, one key in two sessions, no key or a null one, the same text under a new key), and a"
+    " new submission is never refused -32602 as a reused key",
+    "malformed-refused": "a prompt whose key is not a valid key is answered -32602 and inserts nothing",
     "errors-mean-nothing": "a key whose attempts all got error answers has no stored message",
     "success-names-stored": "every success of a key (and of an unkeyed prompt) names the stored messageId",
     "no-insert-after-cancel": "no -32800 is followed by an insert, unless an attempt of the submission sent after"
@@ -48,88 +53,195 @@ def check(history: History, *, bound: float, lease: float) -> list[Violation]:
     return sorted(found, key=lambda v: order.index(v.invariant))
 
 
-def _stored_by_content(history: History, session: int) -> dict[str, list[str]]:
-    table: dict[str, list[str]] = defaultdict(list)
-    for message_id, content in history.stored.get(session, []):
-        table[content].append(message_id)
-    return table
-
-
 def _describe(attempt: Attempt) -> str:
     told = {"ok": f"messageId {attempt.message_id!r}", "none": "no answer"}.get(attempt.outcome)
     return told or f"error {attempt.code} ({_code_name(attempt.code)})"
 
 
+def submissions(history: History) -> dict[tuple[Any, ...], list[Attempt]]:
+    """The attempts of each submission: a key's in its session (compared exactly), or one prompt without a valid
+    key."""
+    groups: dict[tuple[Any, ...], list[Attempt]] = defaultdict(list)
+    for attempt in history.attempts:
+        ident = (attempt.session, attempt.key) if attempt.key is not None else (attempt.session, None, attempt.n)
+        groups[ident].append(attempt)
+    return groups
+
+
+def _name(attempts: list[Attempt]) -> str:
+    first = attempts[0]
+    if first.key is not None:
+        return f"key {first.key!r} in session {first.session}"
+    what = "the malformed-key prompt" if first.malformed else "the unkeyed prompt"
+    return f"{what} of step #{first.n}"
+
+
+def _all_error(attempts: list[Attempt]) -> bool:
+    return all(a.outcome == "error" for a in attempts)
+
+
 def _keys(history: History) -> list[Violation]:
     found: list[Violation] = []
-    groups: dict[tuple[int, str | None, str], list[Attempt]] = defaultdict(list)
-    for attempt in history.attempts:  # unkeyed prompts: one group each
-        groups[(attempt.session, attempt.key, attempt.content if attempt.key is None else "")].append(attempt)
-    for (session, key, _), attempts in groups.items():
-        contents = _stored_by_content(history, session)
-        own = {a.content for a in attempts}
-        stored = [mid for content in sorted(own) for mid in contents.get(content, [])]
-        steps = tuple(a.n for a in attempts)
-        what = f"key {key!r} in session {session}" if key else f"the unkeyed prompt of step #{attempts[0].n}"
-        if len(stored) > 1:
-            found.append(Violation("at-most-one", f"{what}: the store holds {len(stored)} messages {stored}", steps))
-        if stored and all(a.outcome == "error" for a in attempts):
-            codes = sorted({a.code for a in attempts if a.code is not None})
-            found.append(
-                Violation(
-                    "errors-mean-nothing",
-                    f"{what}: every attempt got an error {codes}, yet {stored[0]!r} is stored",
-                    steps,
-                )
-            )
-        for attempt in attempts:
-            if attempt.outcome == "ok" and attempt.message_id not in stored:
-                held = f"the store holds {stored}" if stored else "the store holds no message for it"
-                found.append(
-                    Violation(
-                        "success-names-stored",
-                        f"{what}: step #{attempt.n} was answered messageId {attempt.message_id!r}, but {held}",
-                        (attempt.n,),
-                    )
-                )
-        for attempt in attempts:
-            if attempt.code != Code.REQUEST_CANCELLED or attempt.content not in contents or attempt.answered is None:
-                continue
-            told = attempt.answered
-            # The withdrawal began with a cancel of one of the key's attempts (or, with none, with this answer): an
-            # attempt sent after that is a new try, which may insert. Inserted before the cancel was answered (a
-            # success said so by then), or by such a later attempt: the -32800 was not followed by an insert.
-            mine = {a.n for a in attempts}
-            began = min([e.at for e in history.events if e.kind == "cancel" and e.step in mine] + [told])
-            before = [a for a in attempts if a.outcome == "ok" and a.answered is not None and a.answered < told]
-            later = [a for a in attempts if a.content == attempt.content and a.sent > began and a.outcome != "error"]
-            if not before and not later:
-                found.append(
-                    Violation(
-                        "no-insert-after-cancel",
-                        f"{what}: step #{attempt.n} was told {_describe(attempt)} at"
-                        f" +{attempt.answered - history.started:.2f}s, yet its content is stored as"
-                        f" {contents[attempt.content][0]!r}, and no later attempt could have inserted it",
-                        (attempt.n,),
-                    )
-                )
-        for attempt in attempts:
-            if not attempt.reuse or attempt.content not in contents:
-                continue
-            recorded = any(a.outcome == "ok" and a.answered is not None and a.answered < attempt.sent for a in attempts)
-            if recorded:
-                found.append(
-                    Violation(
-                        "reuse-never-inserts",
-                        f"{what}: step #{attempt.n} reused the recorded key with other content, and that content"
-                        f" was inserted as {contents[attempt.content][0]!r}",
-                        (attempt.n,),
-                    )
-                )
+    groups = submissions(history)
+    for session in sorted({a.session for a in history.attempts}):
+        stored = history.stored.get(session, [])
+        mine = {i: g for i, g in groups.items() if g[0].session == session}
+        found += _session(history, session, stored, mine)
     return found
 
 
-def _free_at(history: History, attempt: Attempt, lease: float) -> float:
+def _session(
+    history: History, session: int, stored: list[tuple[str, str]], groups: dict[tuple[Any, ...], list[Attempt]]
+) -> list[Violation]:
+    """The key invariants in one session. A stored message belongs to the submission an answer named it to; one no
+    answer names, to the only submission without a message of its own that sent its text."""
+    found: list[Violation] = []
+    stored_ids = {mid for mid, _ in stored}
+    owners: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for ident, attempts in groups.items():
+        for mid in dict.fromkeys(a.message_id for a in attempts if a.outcome == "ok"):
+            owners[str(mid)].append(ident)
+    named = {i: [mid for mid, _ in stored if i in owners.get(mid, ())] for i in groups}
+    unclaimed: dict[str, list[str]] = defaultdict(list)
+    for mid, text in stored:
+        if mid not in owners:
+            unclaimed[text].append(mid)
+    inserted = {i: list(named[i]) for i in groups}
+    for text, mids in unclaimed.items():
+        senders = [i for i, g in groups.items() if any(a.content == text for a in g)]
+        free = [i for i in senders if not named[i]]
+        possible = [i for i in free if not _all_error(groups[i])]
+        if len(free) == 1:
+            inserted[free[0]] += mids
+        elif len(mids) > len(free):
+            steps = tuple(a.n for i in senders for a in groups[i])
+            found.append(
+                Violation(
+                    "at-most-one",
+                    f"session {session}: {len(mids)} stored messages {mids} with the text"
+                    f" {text!r}, which {len(free)} submission(s) without a message of their own sent",
+                    steps,
+                )
+            )
+        elif len(mids) > len(possible):
+            erred = [i for i in free if i not in possible]
+            found.append(
+                Violation(
+                    "errors-mean-nothing",
+                    f"session {session}: {len(mids)} stored messages {mids} with the text {text!r}, and only"
+                    f" {len(possible)} submission(s) sending it that were not told an error"
+                    f" ({', '.join(_name(groups[i]) for i in erred)} got only errors)",
+                    tuple(a.n for i in erred for a in groups[i]),
+                )
+            )
+    for mid, idents in owners.items():
+        if len(idents) > 1 and mid in stored_ids:
+            told = "; ".join(
+                f"{_name(groups[i])} (step{'s' if len(groups[i]) > 1 else ''}"
+                f" {', '.join('#' + str(a.n) for a in groups[i] if a.message_id == mid)})"
+                for i in idents
+            )
+            found.append(
+                Violation(
+                    "distinct-submissions",
+                    f"one message {mid!r} was answered to {len(idents)} submissions: {told}",
+                    tuple(a.n for i in idents for a in groups[i]),
+                )
+            )
+    for ident, attempts in groups.items():
+        found += _submission(history, attempts, inserted[ident], stored)
+    return found
+
+
+def _submission(
+    history: History, attempts: list[Attempt], inserted: list[str], stored: list[tuple[str, str]]
+) -> list[Violation]:
+    """The invariants of one submission, given the stored messages that are its own (`inserted`)."""
+    found: list[Violation] = []
+    what = _name(attempts)
+    steps = tuple(a.n for a in attempts)
+    stored_ids = {mid for mid, _ in stored}
+    if attempts[0].malformed:
+        attempt = attempts[0]
+        if attempt.outcome == "ok" or (attempt.outcome == "error" and attempt.code != Code.INVALID_PARAMS):
+            found.append(Violation("malformed-refused", f"{what} was told {_describe(attempt)}, not -32602", steps))
+        if inserted:
+            found.append(Violation("malformed-refused", f"{what} was inserted as {inserted[0]!r}", steps))
+        return found
+    if len(inserted) > 1:
+        found.append(Violation("at-most-one", f"{what}: the store holds {len(inserted)} messages {inserted}", steps))
+    if inserted and _all_error(attempts):
+        codes = sorted({a.code for a in attempts if a.code is not None})
+        found.append(
+            Violation(
+                "errors-mean-nothing",
+                f"{what}: every attempt got an error {codes}, yet {inserted[0]!r} is stored",
+                steps,
+            )
+        )
+    for attempt in attempts:
+        if attempt.outcome == "ok" and attempt.message_id not in stored_ids:
+            held = f"the store holds {inserted}" if inserted else "the store holds no message for it"
+            found.append(
+                Violation(
+                    "success-names-stored",
+                    f"{what}: step #{attempt.n} was answered messageId {attempt.message_id!r}, but {held}",
+                    (attempt.n,),
+                )
+            )
+    if len({a.content for a in attempts}) == 1:
+        for attempt in attempts:
+            if attempt.code == Code.INVALID_PARAMS:
+                found.append(
+                    Violation(
+                        "distinct-submissions",
+                        f"{what}: step #{attempt.n} was refused -32602 (invalid params), though its key (or none) was"
+                        " never sent with another text in the session: a new submission taken for a reused key",
+                        (attempt.n,),
+                    )
+                )
+    texts = dict(stored)
+    for attempt in attempts:
+        # Only the cancelled attempt's own text: a reuse sent after the withdrawal may insert its other text.
+        own = [mid for mid in inserted if texts.get(mid) == attempt.content]
+        if attempt.code != Code.REQUEST_CANCELLED or not own or attempt.answered is None:
+            continue
+        told = attempt.answered
+        # The withdrawal began with a cancel of one of the key's attempts (or, with none, with this answer): an
+        # attempt sent after that is a new try, which may insert. Inserted before the cancel was answered (a
+        # success said so by then), or by such a later attempt: the -32800 was not followed by an insert.
+        mine = {a.n for a in attempts}
+        began = min([e.at for e in history.events if e.kind == "cancel" and e.step in mine] + [told])
+        before = [a for a in attempts if a.outcome == "ok" and a.answered is not None and a.answered < told]
+        later = [a for a in attempts if a.content == attempt.content and a.sent > began and a.outcome != "error"]
+        if not before and not later:
+            found.append(
+                Violation(
+                    "no-insert-after-cancel",
+                    f"{what}: step #{attempt.n} was told {_describe(attempt)} at"
+                    f" +{attempt.answered - history.started:.2f}s, yet it is stored as {own[0]!r}, and no later"
+                    " attempt could have inserted it",
+                    (attempt.n,),
+                )
+            )
+    for attempt in attempts:
+        reused = [mid for mid, text in stored if text == attempt.content]
+        if not attempt.reuse or not reused:
+            continue
+        recorded = any(a.outcome == "ok" and a.answered is not None and a.answered < attempt.sent for a in attempts)
+        if recorded:
+            found.append(
+                Violation(
+                    "reuse-never-inserts",
+                    f"{what}: step #{attempt.n} reused the recorded key with other content, and that content"
+                    f" was inserted as {reused[0]!r}",
+                    (attempt.n,),
+                )
+            )
+    return found
+
+
+def free_at(history: History, attempt: Attempt, lease: float) -> float:
     """When nothing the kit did could still hold `attempt` up (its send time at the earliest)."""
     start = attempt.sent
     end = attempt.answered if attempt.answered is not None else float("inf")
@@ -162,7 +274,7 @@ def _bound(history: History, bound: float, lease: float) -> list[Violation]:
     found: list[Violation] = []
     deaths = {(e.instance, e.generation): e.at for e in history.events if e.kind in ("close", "kill")}
     for attempt in history.attempts:
-        due = _free_at(history, attempt, lease) + bound
+        due = free_at(history, attempt, lease) + bound
         died = deaths.get((attempt.instance, attempt.generation))
         if attempt.answered is None and died is not None and died <= due:
             continue  # its process was closed or killed in time: no answer is a lost answer, not a late one
@@ -183,15 +295,22 @@ def _bound(history: History, bound: float, lease: float) -> list[Violation]:
 def _rounds(history: History) -> list[Violation]:
     # Per process: a round may serve several messages queued together, but a round with no new message behind it
     # is work nobody asked that process for (a retry's, a resumed session's, another process's).
-    return [
-        Violation(
-            "no-second-round",
-            f"session {w.session}: agent {w.instance} (process {w.generation + 1}) reported {w.rounds} round(s) of"
-            f" work (idle to running) after {w.fresh} new user message(s)",
+    found = []
+    for w in history.work:
+        if w.rounds <= w.fresh:
+            continue
+        # The steps involved: the death that started this process, and every prompt of the session.
+        steps = {e.step for e in history.events if e.kind in ("close", "kill") and e.instance == w.instance}
+        steps = {s for s in steps if s >= 0} | {a.n for a in history.attempts if a.session == w.session}
+        found.append(
+            Violation(
+                "no-second-round",
+                f"session {w.session}: agent {w.instance} (process {w.generation + 1}) reported {w.rounds} round(s)"
+                f" of work (idle to running) after {w.fresh} new user message(s)",
+                tuple(sorted(steps)),
+            )
         )
-        for w in history.work
-        if w.rounds > w.fresh
-    ]
+    return found
 
 
 def _code_name(code: int | None) -> str:

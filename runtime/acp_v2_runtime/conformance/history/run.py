@@ -4,8 +4,9 @@ Every prompt sent becomes an `Attempt` with its times and its answer (a messageI
 its connection ended first); every fault and release becomes an `Event`. At the end the run settles (stalls end,
 every hold is released, every live attempt is awaited for the answer bound, every Agent's stdin is closed) and
 reads what the store finally holds, the only way a Client can: a new Agent process resumes each session with
-`replayFrom: {"type": "start"}` and the user messages it replays are the store's. A submission is known in the
-replay by its content, which is unique to it (keys are never echoed, by the rules).
+`replayFrom: {"type": "start"}` and the user messages it replays are the store's, each with its messageId and text.
+The check ties a stored message to a submission by the messageId an attempt was answered with, and by its text
+only where no answer names it (two submissions may send the same text on purpose; keys are never echoed).
 """
 
 from __future__ import annotations
@@ -14,18 +15,24 @@ import asyncio
 import contextlib
 import tempfile
 import time
-from dataclasses import dataclass, field
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acp_v2_schema import protocol as M
 from acp_v2_schema.protocol import KnownErrorCode as Code
 from acp_v2_schema.reader import KEY_PARAMS
+from acp_v2_schema.retry import IDEMPOTENCY_KEY_MAX_LENGTH as KEY_MAX_LENGTH
+from acp_v2_schema.retry import IDEMPOTENCY_KEY_MIN_LENGTH as KEY_MIN_LENGTH
 
 from ..connection import Connection, TraceFailure
 from ..steps import PROTOCOL_VERSION, RELEASE, REPLAY_FROM_START, USER_MESSAGE
-from .schedule import Step
+from .schedule import PROMPTING, Step
 
 KEY_PARAM = KEY_PARAMS[M.SESSION_PROMPT]
+ON_INSTANCE = ("release", "close", "kill", "list")
+"""The steps besides prompts that act on an instance (`Step.instance`)."""
 
 
 class TimedConnection(Connection):
@@ -56,6 +63,8 @@ class Attempt:
     message_id: str | None = None
     code: int | None = None
     conn: Any = field(default=None, repr=False)
+    malformed: bool = False  # its key was not a valid key (then `key` is None): -32602 is its only right answer
+    fail: bool = False  # it carried the failInsert hook
 
     @property
     def outcome(self) -> str:
@@ -75,7 +84,7 @@ class Event:
     generation: int = -1
     session: int = -1
     until: float = 0.0  # a stall's end
-    step: int = -1  # a cancel's: the step of the attempt it cancels
+    step: int = -1  # a cancel's: the step of the attempt it cancels; a close's or kill's: its own
 
 
 @dataclass
@@ -117,6 +126,8 @@ class Runner:
         self.timeout = timeout  # bounds the kit's own waits (initialize, resume), not the judged answers
         self.meta_key: str | None = None
         self.offers: set[str] = set()
+        # When an attempt's answer is due (the check's bound): settling waits no longer than that for it.
+        self.due: Callable[[History, Attempt], float] | None = None
 
     async def _start(self, db: str, workdir: str, secrets: set[str]) -> TimedConnection:
         command = [part.replace("{tmp}", workdir).replace("{db}", db) for part in self.command]
@@ -183,18 +194,22 @@ class _Schedule:
         self.session_ids: list[str] = []
         self.by_step: dict[int, Attempt] = {}
         self.background: list[asyncio.Task[Any]] = []
+        self.stalls: list[tuple[int, asyncio.Task[Any]]] = []  # (index of its Event, the task that stalls the store)
+        self.judge: asyncio.Task[TimedConnection] | None = None
+        self.restarting: dict[int, asyncio.Task[None]] = {}  # instance -> the start of its new process
 
-    async def _instance(self, index: int) -> None:
-        """Start instance `index` and resume every session on it; tried again while it exits (a stalled store may
-        keep an Agent from starting), for at most the kit's timeout."""
+    async def _instance(self, index: int, started: asyncio.Task[TimedConnection] | None = None) -> None:
+        """Start instance `index` (or take the process `started` for it) and resume every session on it; tried
+        again while it exits (a stalled store may keep an Agent from starting), for at most the kit's timeout."""
         deadline = self._now() + self.runner.timeout
         while True:
             try:
-                conn = await self.runner._start(self.db, self.workdir, self.secrets)
+                conn = await (started or self.runner._start(self.db, self.workdir, self.secrets))
                 break
             except TraceFailure:
                 if self._now() > deadline:
                     raise
+                started = None
                 await asyncio.sleep(0.3)
         for sid in self.session_ids:
             await self._resume(conn, sid)
@@ -218,6 +233,11 @@ class _Schedule:
 
     async def play(self) -> History:
         try:
+            # Every process an instance needs starts at once (a process start is most of a short schedule's time),
+            # and only the instances a step acts on: a shrunk schedule may need fewer.
+            used = {s.instance for s in self.history.steps if s.op in (*PROMPTING, *ON_INSTANCE)} - {0}
+            starting = {i: asyncio.create_task(self.runner._start(self.db, self.workdir, self.secrets)) for i in used}
+            self.background.extend(starting.values())
             first = await self.runner._start(self.db, self.workdir, self.secrets)
             self.all_conns.append(first)
             self.process[id(first)] = (0, 0)
@@ -225,16 +245,20 @@ class _Schedule:
                 result = await self.runner._call(first, M.SESSION_NEW, {"cwd": self.workdir, "mcpServers": []})
                 self.session_ids.append(str(result.get("sessionId")))
             self.conns[0] = first
-            for index in range(1, self.runner.instances):
-                await self._instance(index)
+            await asyncio.gather(*(self._instance(index, starting[index]) for index in sorted(used)))
+            self.background = [task for task in self.background if task not in starting.values()]
             for step in self.history.steps:
                 await self._step(step)
                 await asyncio.sleep(self.pace)
             await self._settle()
             await self._read_back()
         finally:
-            for task in self.background:
+            for task in [*self.background, *(t for _, t in self.stalls), *self.restarting.values()]:
                 task.cancel()
+            judge = self.judge
+            started = judge is not None and judge.done() and not judge.cancelled() and judge.exception() is None
+            if started and judge.result() not in self.all_conns:  # started, never read: the run failed before
+                await judge.result().close(kill=True)
             for conn in self.all_conns:
                 await conn.close(kill=True)
         return self.history
@@ -242,10 +266,23 @@ class _Schedule:
     def _now(self) -> float:
         return time.monotonic()
 
+    async def _ready(self, instance: int) -> None:
+        """Wait for the restart of `instance` under way, if any (its failure is the run's)."""
+        task = self.restarting.pop(instance, None)
+        if task is not None:
+            await task
+
     async def _step(self, step: Step) -> None:
         h = self.history
-        if step.op in ("prompt", "retry", "reuse", "unkeyed"):
+        if step.op in (*PROMPTING, *ON_INSTANCE):
+            await self._ready(step.instance)
+        if step.op in PROMPTING:
             self._prompt(step)
+        elif step.op == "list":
+            conn = self.conns[step.instance]
+            if conn is not None:  # the connection checks the listing for keys, as every session/update
+                with contextlib.suppress(TraceFailure):
+                    self.runner._send(conn, M.SESSION_LIST, {})
         elif step.op == "cancel":
             attempt = self.by_step.get(step.subject)
             if attempt is not None and attempt.answered is None and attempt.conn is self.conns[attempt.instance]:
@@ -265,47 +302,59 @@ class _Schedule:
             conn = self.conns[step.instance]
             self.conns[step.instance] = None
             if conn is not None:
-                h.events.append(Event(step.op, self._now(), step.instance, self.generation[step.instance]))
+                h.events.append(Event(step.op, self._now(), step.instance, self.generation[step.instance], step=step.n))
                 ending = asyncio.create_task(conn.close(kill=step.op == "kill"))
                 if step.op == "kill":
                     await ending
                 else:  # a closed Agent may take its time to finish: the new process starts meanwhile
                     self.background.append(ending)
             self.generation[step.instance] += 1
-            await self._instance(step.instance)
+            # The new process starts while the steps for other instances go on, as an operator's restart does;
+            # a step for this instance waits for it (`_ready`).
+            self.restarting[step.instance] = asyncio.create_task(self._instance(step.instance))
         elif step.op == "stall":
             start = self._now()
             h.events.append(Event("stall", start, until=start + step.seconds))
-            self.background.append(asyncio.create_task(self.runner.store.stall(step.seconds)))
+            self.stalls.append((len(h.events) - 1, asyncio.create_task(self.runner.store.stall(step.seconds))))
         elif step.op == "restart":
             h.events.append(Event("restart", self._now()))
             await self.runner.store.restart()
         elif step.op == "pause":
             await asyncio.sleep(step.seconds)
 
+    def key_of(self, step: Step) -> Any:
+        """The idempotencyKey value a prompting step sends (None: omitted or null)."""
+        if step.op == "malformed":
+            return malformed_key(step.form)
+        if step.keyof < 0:
+            return None
+        # A composed letter in every key, so that a key's decomposed twin is another key that normalises to it.
+        return twin_key(f"hk-{self.token}-{step.keyof}-\u00e9", step.form)
+
     def _prompt(self, step: Step) -> None:
         conn = self.conns[step.instance]
         if conn is None:
             return
-        keyed = step.op != "unkeyed"
-        submission = step.subject if step.op == "retry" else step.n
-        origin = self.by_step.get(step.subject) if step.op in ("retry", "reuse") else None
-        session = origin.session if origin is not None else step.session
-        key = f"hk-{self.token}-{step.subject if step.op in ('retry', 'reuse') else step.n}" if keyed else None
-        content = f"history {self.token} submission {submission}"
+        key = self.key_of(step)
+        content = f"history {self.token} submission {step.text}"
         params: dict[str, Any] = {
-            "sessionId": self.session_ids[session],
+            "sessionId": self.session_ids[step.session],
             "prompt": [{"type": "text", "text": content}],
         }
-        if key is not None:
+        if key is not None or step.form == "null":
             params[KEY_PARAM] = key
+        if isinstance(key, str) and step.op != "malformed":
             self.secrets.add(key)
-        if step.hold and "holdInsert" in self.runner.offers and self.runner.meta_key:
-            params["_meta"] = {self.runner.meta_key: {"holdInsert": True}}
-        held = "_meta" in params
+        hooks = {"holdInsert": True} if step.hold and "holdInsert" in self.runner.offers else {}
+        if step.fail and "failInsert" in self.runner.offers:
+            hooks["failInsert"] = True
+        if hooks and self.runner.meta_key:
+            params["_meta"] = {self.runner.meta_key: hooks}
         attempt = Attempt(
-            step.n, session, key, content, submission, step.op == "reuse", step.instance,
-            self.generation[step.instance], held, self._now(), conn=conn,
+            step.n, step.session, key if step.op != "malformed" else None, content,
+            step.subject if step.op in ("retry", "reuse") else step.n, step.op == "reuse", step.instance,
+            self.generation[step.instance], bool(hooks.get("holdInsert")), self._now(), conn=conn,
+            malformed=step.op == "malformed", fail=bool(hooks.get("failInsert")),
         )  # fmt: skip
         try:
             attempt.rid = self.runner._send(conn, M.SESSION_PROMPT, params)
@@ -337,11 +386,9 @@ class _Schedule:
         ]
 
     async def _settle(self) -> None:
-        """End stalls, release every hold, and wait for every live attempt (at most the timeout)."""
-        for task in self.background:
-            with contextlib.suppress(Exception):
-                await task
-        self.background.clear()
+        """Release every hold, end stalls, and wait for every live attempt (no longer than its answer is due)."""
+        for instance in list(self.restarting):
+            await self._ready(instance)
         for index, conn in enumerate(self.conns):
             if conn is None:
                 continue
@@ -349,12 +396,31 @@ class _Schedule:
                 with contextlib.suppress(TraceFailure):
                     conn.write({"method": RELEASE, "params": {"sessionId": sid}})
                 self.history.events.append(Event("release", self._now(), index, self.generation[index], session))
-        deadline = self._now() + self.runner.timeout
-        while self._pending_live() and self._now() < deadline:
+        # A stall that no attempt in flight waits on holds nothing up any more: it ends early (its Event says when).
+        # While one does, the stall lasts its full length, since how the Agent answers meanwhile is what it tests.
+        while any(not task.done() for _, task in self.stalls):
+            if not self._pending_live():
+                self.runner.store.end_stall()
+                for index, task in self.stalls:
+                    if not task.done():
+                        event = self.history.events[index]
+                        self.history.events[index] = replace(event, until=min(event.until, self._now()))
+                break
             await asyncio.sleep(0.05)
-        for conn in self.conns:
-            if conn is not None:
-                await conn.close()
+        for task in [*(t for _, t in self.stalls), *self.background]:
+            with contextlib.suppress(Exception):
+                await task
+        self.stalls.clear()
+        self.background.clear()
+        # The judge's process starts while the last answers come in; it reads nothing before its replay.
+        self.judge = asyncio.create_task(self.runner._start(self.db, self.workdir, self.secrets))
+        deadline = self._now() + self.runner.timeout
+        while (pending := self._pending_live()) and self._now() < deadline:
+            # An answer after its due time is late whenever it comes: waiting longer tells nothing more.
+            if self.runner.due is not None and self._now() > max(self.runner.due(self.history, a) for a in pending):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.gather(*(conn.close() for conn in self.conns if conn is not None))
         self._collect()
         for conn in self.all_conns:
             if conn.problem is not None:
@@ -362,17 +428,19 @@ class _Schedule:
 
     async def _read_back(self) -> None:
         """What the store holds: each session replayed from the start by a new process; the work seen live."""
-        judge = await self.runner._start(self.db, self.workdir, self.secrets)
+        assert self.judge is not None
+        judge = await self.judge
         self.all_conns.append(judge)
         for session, sid in enumerate(self.session_ids):
             start = len(judge.notifications)
             params = {"sessionId": sid, "cwd": self.workdir, "mcpServers": [], "replayFrom": REPLAY_FROM_START}
-            try:
-                await self.runner._call(judge, M.SESSION_RESUME, params)
-            except TraceFailure as exc:
-                raise NeedsMissing(
-                    f"the history is read by session/resume with replay from the start ({exc})"
-                ) from None
+            rid = self.runner._send(judge, M.SESSION_RESUME, params)
+            # Not judge.wait: a key leaked in the replay is a problem of the connection (judged as `protocol`), and
+            # the replay after it is still the store's history.
+            answer = await _answer(judge, rid, self.runner.timeout)
+            if answer is None or answer.error is not None:
+                said = "no answer" if answer is None else f"error {answer.error.get('code')}"
+                raise NeedsMissing(f"the history is read by session/resume with replay from the start ({said})")
             texts: dict[str, str] = {}
             for note in judge.notifications[start:]:
                 update = (note.get("params") or {}).get("update") or {}
@@ -381,6 +449,8 @@ class _Schedule:
                     texts[mid] = texts.get(mid, "") + _text(update.get("content"))
             self.history.stored[session] = list(texts.items())
         await judge.close()
+        if judge.problem is not None:
+            self.history.problems.append(judge.problem)
         for conn in self.all_conns:
             if conn is judge:
                 continue
@@ -413,3 +483,39 @@ def _work(conn: Connection, session_id: str) -> tuple[int, int]:
             rounds += 1
         state = update.get("state")
     return rounds, len(fresh)
+
+
+async def _answer(conn: Connection, rid: int, timeout: float) -> Any:
+    """The answer to request `rid`, whatever problems the connection had; None when none came in `timeout`."""
+    deadline = time.monotonic() + timeout
+    while (answer := conn.responses.get(rid)) is None:
+        ended = conn.process.returncode is not None and conn.process.stdout is not None and conn.process.stdout.at_eof()
+        if ended or time.monotonic() > deadline:
+            return None
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(conn.changed.wait(), 0.5)
+    return answer
+
+
+def twin_key(key: str, form: str) -> str:
+    """`key` as a twin of the form `form` (schedule.TWINS) sends it: another key that only looks like it."""
+    if form == "upper":
+        return key.upper()
+    if form == "padded":
+        return f" {key} "
+    if form == "nfd":
+        return unicodedata.normalize("NFD", key)
+    return key
+
+
+def malformed_key(form: str) -> Any:
+    """The malformed key of the form `form` (schedule.MALFORMED): the key type's bounds come from the spec."""
+    return {
+        "empty": "k" * (KEY_MIN_LENGTH - 1),
+        "too-long": "k" * (KEY_MAX_LENGTH + 1),
+        "number": 42,
+        "boolean": True,
+        "array": ["k"],
+        "object": {"k": "v"},
+        "lone-surrogate": "k\ud800k",
+    }[form]

@@ -30,6 +30,7 @@ class SqliteStore:
 
     def __init__(self) -> None:
         self.path: Path | None = None
+        self.ending = asyncio.Event()
 
     async def begin(self, workdir: str) -> str:
         """A fresh store for one schedule; what `{db}` becomes."""
@@ -38,8 +39,9 @@ class SqliteStore:
 
     async def stall(self, seconds: float) -> None:
         """Hold the write lock for `seconds` (from when it was taken); nothing when no Agent made the file yet."""
+        self.ending.clear()
         if self.path is None or not self.path.exists():
-            await asyncio.sleep(seconds)
+            await _sleep(seconds, self.ending)
             return
 
         def lock() -> sqlite3.Connection:
@@ -49,9 +51,13 @@ class SqliteStore:
 
         conn = await asyncio.to_thread(lock)
         try:
-            await asyncio.sleep(seconds)
+            await _sleep(seconds, self.ending)
         finally:
             await asyncio.to_thread(lambda: (conn.execute("ROLLBACK"), conn.close()))
+
+    def end_stall(self) -> None:
+        """End the stall under way now (the lock is given back by the stall itself)."""
+        self.ending.set()
 
     async def restart(self) -> None:
         raise NotImplementedError("a file has no connections to drop")
@@ -76,6 +82,7 @@ class PostgresStore:
         self.schema: str | None = None
         self.flowing = asyncio.Event()
         self.flowing.set()
+        self.ending = asyncio.Event()
         self.links: set[asyncio.StreamWriter] = set()
         self.server: asyncio.AbstractServer | None = None
 
@@ -120,10 +127,15 @@ class PostgresStore:
 
     async def stall(self, seconds: float) -> None:
         self.flowing.clear()
+        self.ending.clear()
         try:
-            await asyncio.sleep(seconds)
+            await _sleep(seconds, self.ending)
         finally:
             self.flowing.set()
+
+    def end_stall(self) -> None:
+        """End the stall under way now."""
+        self.ending.set()
 
     async def restart(self) -> None:
         for end in list(self.links):
@@ -143,6 +155,12 @@ class PostgresStore:
         if self.server is not None:
             self.server.close()
             self.server = None
+
+
+async def _sleep(seconds: float, ending: asyncio.Event) -> None:
+    """Sleep `seconds`, or until `ending` is set."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(ending.wait(), seconds)
 
 
 def _execute(url: str, statement: str) -> None:
