@@ -351,3 +351,18 @@ def _arm_over_http(url: str) -> Any:
         return _RemoteArmed(control)
 
     return arm
+
+
+@pytest.mark.fuzz
+def test_history_check_over_the_bridge_catches_memory_keys(cluster_of: Any) -> None:
+    """The kit's own history check, each Agent instance a bridge to the balancer, finds memory-keys by its seeded
+    schedules (retries mostly go to another instance, so another node) and shrinks it to a replayable line."""
+    cluster = cluster_of("memory-keys", nodes=3)
+    schedules = max(4, int(os.environ.get("ACP_FUZZ_DRAWS", "0")) // 250)
+    argv = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", "--seed", "101"]
+    argv += ["--schedules", str(schedules), "--shrink-runs", "8", "--"]
+    argv += [sys.executable, "-m", "acp_v2_runtime.remote.bridge", "--url", cluster.url]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    print(done.stdout[-3000:])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "at-most-one" in done.stdout and "replay: " in done.stdout
