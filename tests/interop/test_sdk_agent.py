@@ -62,20 +62,22 @@ COLUMNS = (
     "key-reuse-different-prompt",
     "malformed-keys",
     "keys-stay-private",
+    "distinct-keys",
+    "same-text-new-key",
 )
-VERDICTS = {  # same  resume restart pending error other work  cancel reuse malformed private
-    "in-memory, no handshake": "PASS SKIP SKIP SKIP SKIP PASS SKIP SKIP PASS PASS PASS",
-    "stored sessions, no handshake": "PASS PASS PASS SKIP SKIP PASS SKIP SKIP PASS PASS PASS",
-    "stored sessions and hooks": "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
-    "ignores keys, stored sessions, no handshake": "FAIL FAIL FAIL SKIP SKIP PASS SKIP SKIP FAIL FAIL PASS",
-    "ignores keys, stored sessions and hooks": "FAIL FAIL FAIL FAIL PASS PASS FAIL FAIL FAIL FAIL PASS",
-    "reports chunks after the answer": "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
-    "asks permission each turn": "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
-    "offers every hook, implements none": "PASS FAIL FAIL FAIL FAIL PASS FAIL FAIL PASS PASS PASS",
-    "reruns the turn on a retry": "FAIL FAIL FAIL PASS PASS PASS PASS PASS PASS PASS PASS",
-    "never reports the user message": "FAIL FAIL - - - - - - - - -",
-    "the SDK's v2 example": "FAIL SKIP SKIP SKIP SKIP FAIL SKIP SKIP FAIL FAIL FAIL",
-    "the SDK's v2 example, fixed": "FAIL SKIP SKIP SKIP SKIP PASS SKIP SKIP FAIL FAIL SKIP",
+VERDICTS = {  # same  resume restart pending error other work  cancel reuse malformed private alike text
+    "in-memory, no handshake": "PASS SKIP SKIP SKIP SKIP PASS SKIP SKIP PASS PASS PASS PASS PASS",
+    "stored sessions, no handshake": "PASS PASS PASS SKIP SKIP PASS SKIP SKIP PASS PASS PASS PASS PASS",
+    "stored sessions and hooks": "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
+    "ignores keys, stored sessions, no handshake": "FAIL FAIL FAIL SKIP SKIP PASS SKIP SKIP FAIL FAIL PASS PASS PASS",
+    "ignores keys, stored sessions and hooks": "FAIL FAIL FAIL FAIL PASS PASS FAIL FAIL FAIL FAIL PASS PASS PASS",
+    "reports chunks after the answer": "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
+    "asks permission each turn": "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
+    "offers every hook, implements none": "PASS FAIL FAIL FAIL FAIL PASS FAIL FAIL PASS PASS PASS PASS PASS",
+    "reruns the turn on a retry": "FAIL FAIL FAIL PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS",
+    "never reports the user message": "FAIL FAIL - - - - - - - - - - -",
+    "the SDK's v2 example": "FAIL SKIP SKIP SKIP SKIP FAIL SKIP SKIP FAIL FAIL FAIL FAIL FAIL",
+    "the SDK's v2 example, fixed": "FAIL SKIP SKIP SKIP SKIP PASS SKIP SKIP FAIL FAIL SKIP PASS PASS",
 }
 RULE = TRACES["rules"]["userMessageReport"]["text"]
 SECOND_ROUND = TRACES["rules"]["noSecondRound"]["text"]
