@@ -45,6 +45,7 @@ KEY_BUGS = {
     "malformed-as-omitted": "a malformed key is dropped and the prompt handled as if it had none",
     "utf16-length": "a key's length is counted in UTF-16 code units: a key of the maximum length in emoji is refused",
     "retry-rerun": "a retry of a message this process answered before starts its work again",
+    "pending-retry-error": "a retry of a prompt still pending on this process is answered -32603 at once",
 }
 
 CAUGHT_BY = {
@@ -62,6 +63,7 @@ CAUGHT_BY = {
     "malformed-as-omitted": ("malformed-keys", "malformed-refused"),
     "utf16-length": ("malformed-keys", None),
     "retry-rerun": ("retry-same-connection", "no-second-round"),
+    "pending-retry-error": ("retry-while-pending", None),  # an error beside a success breaks no invariant
 }
 """Per bug: the trace that fails it, and the history invariant that does within the default budget (None: the
 schedules draw no such key, or draw the case too rarely to count on)."""
@@ -286,6 +288,18 @@ def _retry_rerun() -> None:
     _wrap_prompt(after=after)
 
 
+def _pending_retry_error() -> None:
+    original = KeyLedger.submit
+
+    async def submit(self: Any, session_id: str, key: object, *args: Any, **kwargs: Any) -> Submitted:
+        valid = isinstance(key, str) and is_valid_idempotency_key(key)
+        if valid and (session_id, self._row_key(key)) in self._pending:  # "still in progress", where it should wait
+            raise RuntimeError("the prompt is still in progress")
+        return await original(self, session_id, key, *args, **kwargs)
+
+    KeyLedger.submit = submit  # type: ignore[method-assign]
+
+
 KEY_PLANT: dict[str, Callable[[], None]] = {
     "case-insensitive-keys": _keys_as(str.lower),
     "trimmed-keys": _keys_as(str.strip),
@@ -301,4 +315,5 @@ KEY_PLANT: dict[str, Callable[[], None]] = {
     "malformed-as-omitted": _malformed_as_omitted,
     "utf16-length": _utf16_length,
     "retry-rerun": _retry_rerun,
+    "pending-retry-error": _pending_retry_error,
 }
