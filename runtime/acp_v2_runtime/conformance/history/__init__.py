@@ -37,7 +37,7 @@ from .. import handshake_key
 from ..connection import AgentNotStarted, TraceFailure
 from .check import INVARIANTS, Violation, check, free_at
 from .run import History, NeedsMissing, Runner
-from .schedule import FAULTS, Shape, Step, generate, kept
+from .schedule import FAULTS, PROMPTING, Shape, Step, generate, kept
 from .store import open_store
 
 SHORT_STALL = 1.5
@@ -136,6 +136,9 @@ async def _shrink(
     named = set(first.steps)
     named |= {s.subject for s in steps if s.n in named and s.subject >= 0}
     named |= {s.n for s in steps if s.op == "cancel" and s.subject in named}
+    # A process closed or killed after one of those attempts was sent to it may be what answered it.
+    sent = [(s.instance, s.n) for s in steps if s.n in named and s.op in PROMPTING]
+    named |= {s.n for s in steps if s.op in ("close", "kill") and any(i == s.instance and n < s.n for i, n in sent)}
     if invariant == "answered-within-bound" and named:  # what held the answer up: a fault before it
         named |= {s.n for s in steps if s.op in FAULTS and s.op != "cancel" and s.n < max(named)}
     alone = [s for s in steps if s.n in named]

@@ -186,7 +186,7 @@ def _submission(
                 Violation(
                     "success-names-stored",
                     f"{what}: step #{attempt.n} was answered messageId {attempt.message_id!r}, but {held}",
-                    (attempt.n,),
+                    steps,
                 )
             )
     if len({a.content for a in attempts}) == 1:
@@ -221,7 +221,7 @@ def _submission(
                     f"{what}: step #{attempt.n} was told {_describe(attempt)} at"
                     f" +{attempt.answered - history.started:.2f}s, yet it is stored as {own[0]!r}, and no later"
                     " attempt could have inserted it",
-                    (attempt.n,),
+                    steps,
                 )
             )
     for attempt in attempts:
