@@ -8,6 +8,7 @@ problem of every file joins one report; the model is built only from a spec with
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path, PurePath
 
 from .check import identifiers, semantics
@@ -47,6 +48,7 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, pars
     checker = semantics.Checker(docs)
     checker.unsound = unsound
     checker.file_stems = {kind.name: {PurePath(rel).stem for rel in snapshot.matching(kind.pattern)} for kind in KINDS}
+    checker.maybe_types = _names_in_broken_type_files(snapshot, docs["types"])
     checker.memo = parsed
     for kind in KINDS:
         kind.check(checker)
@@ -55,6 +57,22 @@ def load_spec(spec_dir: Path, root: Path, snapshot: Snapshot | None = None, pars
     if diagnostics:
         raise SpecError(diagnostics)
     return semantics.build(checker)
+
+
+# A type's name in a types file: a key indented by two spaces (under `types:`), read from the text of a file that
+# did not parse or failed its structure check.
+_TYPE_KEY = re.compile(r"^  ([A-Za-z_][A-Za-z0-9_]*)\s*:", re.M)
+
+
+def _names_in_broken_type_files(snapshot: Snapshot, sound: list[Document]) -> set[str]:
+    """The type names that types files which are not sound may define: a name among them is not reported as
+    unknown where it is used, since the broken file's own problem is the one to fix."""
+    good = {doc.display for doc in sound}
+    names: set[str] = set()
+    for rel in snapshot.matching(by_name("types").pattern):
+        if snapshot.display(rel) not in good:
+            names.update(_TYPE_KEY.findall(snapshot.files[rel].decode("utf-8", "replace")))
+    return names
 
 
 def _load_kind(

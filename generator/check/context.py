@@ -29,6 +29,7 @@ class CheckState:
         # Files that parsed but failed their structure check, by kind: only partial checks read them.
         self.unsound: dict[str, list[Document]] = {}
         self.file_stems: dict[str, set[str]] = {}  # the file names (without suffix) of every kind, read or not
+        self.maybe_types: set[str] = set()  # names a broken types file may define: not called unknown where used
         self.examples: dict[str, model.Example] = {}
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, tuple[Document, dict[str, Any]]] = {}

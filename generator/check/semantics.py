@@ -239,7 +239,7 @@ class Checker(CheckState):
                     continue
                 target = ref.removeprefix(REF_PREFIX)
                 targets.add(target)
-                if target not in self.types:
+                if target not in self.types and target not in self.maybe_types:
                     hint = schema_check.did_you_mean(target, self.types)
                     message = f"$ref {ref!r} names a type that is not defined in spec/types/{hint}"
                     self.error(doc, path, "unknown-type", message)
@@ -459,7 +459,7 @@ class Checker(CheckState):
             )
         for field in ("params", "result"):
             name = data.get(field)
-            if name is not None and name not in self.types:
+            if name is not None and name not in self.types and name not in self.maybe_types:
                 hint = schema_check.did_you_mean(name, self.types)
                 self.error(doc, (field,), "unknown-type", f"{field} type {name!r} is not defined in spec/types/{hint}")
 

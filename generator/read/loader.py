@@ -357,6 +357,14 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int, str
             column = indent.index("\t") + 1 if "\t" in indent else at.column + 1
             return at.line + 1, column, "a tab: YAML indents with spaces only; replace the tab with spaces"
         if problem.startswith("mapping values are not allowed"):
+            keyless = _keyless_line_above(text, at.line, indent)
+            if keyless is not None:  # `key value` then `key: value`: the two read as one value, the colon is missed
+                shown = text.splitlines()[keyless].strip()
+                message = f"no ':' after the key of this line ({shown!r}); an entry is written `key: value`"
+                return keyless + 1, len(indent) + 1, message
+            if _under_a_value(text, at.line, indent):
+                message = "this line is indented under an entry that already has its value; indent it as that entry"
+                return at.line + 1, 1, message
             return at.line + 1, at.column + 1, "': ' inside a value that is not quoted; quote the value ('a: b')"
     if start is not None and "simple key" in context and "expected ':'" in problem:
         shown = text.splitlines()[start.line].strip() if start.line < len(text.splitlines()) else ""
@@ -368,6 +376,35 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int, str
         return start.line + 1, start.column + 1, "a quoted value starts here and is never closed"
     line, column = _syntax_location(exc, text)
     return line, column, " ".join(p for p in (context, problem) if p) or "invalid YAML"
+
+
+def _keyless_line_above(text: str, line: int, indent: str) -> int | None:
+    """The line above `line` (0-based) when it starts at the same indentation and has no `:` at all: an entry whose
+    colon is missing, which YAML reads as the start of a value that the next line's `key:` then breaks."""
+    rows = text.splitlines()
+    above = line - 1
+    while above >= 0 and not rows[above].strip():
+        above -= 1
+    if above < 0:
+        return None
+    row = rows[above]
+    same = row[: len(row) - len(row.lstrip(" "))] == indent and not row.lstrip().startswith(("-", "#"))
+    return above if same and ":" not in row else None
+
+
+def _under_a_value(text: str, line: int, indent: str) -> bool:
+    """Whether the line above `line` (0-based) is indented less and is a `key: value` entry with its value written:
+    then `line`, a `key: value` indented deeper, was meant as that entry's sibling."""
+    rows = text.splitlines()
+    above = line - 1
+    while above >= 0 and not rows[above].strip():
+        above -= 1
+    if above < 0:
+        return False
+    row = rows[above]
+    key, colon, value = row.strip().partition(": ")
+    shallower = len(row) - len(row.lstrip(" ")) < len(indent)
+    return shallower and bool(colon) and bool(value.strip()) and not key.startswith(("-", "#"))
 
 
 def parse_document(path: Path, display: str, data: bytes, diagnostics: list[Diagnostic]) -> Document | None:

@@ -3,7 +3,8 @@
 Each case makes one ordinary mistake in a copy of spec/ (a misspelt value, a key without its colon, a tab, a
 misspelt type name or `$ref`, a `type:` that is no JSON type) and checks that the load reports exactly one problem,
 where the mistake is: a broken method file does not also make its correct example "unknown" or its name an
-envelope's unknown entry, and a YAML slip is named as what it is, not in the parser's words on the next line.
+envelope's unknown entry, a broken types file does not make every use of its types "unknown", and a YAML slip is
+named as what it is, not in the parser's words on the next line.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ CASES: list[tuple[str, str, Edit, str, str, str]] = [
      "params:", "unknown-type", "did you mean"),
     ("misspelt $ref", REF_FILE, lambda t: t.replace(f"/{REF_TARGET}'", f"/{REF_TARGET[:-1]}'", 1),
      f"{REF_TARGET[:-1]}'", "unknown-type", f"did you mean {REF_TARGET!r}"),
+    ("types file key without colon", REF_FILE,
+     lambda t: re.sub(r"^(    )description: ", r"\1description ", t, count=1, flags=re.M), "    description ",
+     "yaml-syntax", "no ':' after the key"),
+    ("line indented under a value", METHOD, lambda t: t.replace("\nstability:", "\n  stability:", 1), "  stability:",
+     "yaml-syntax", "indented under an entry"),
     ("no JSON type", REF_FILE, lambda t: re.sub(r"^(\s+)type: object$", r"\1type: objekt", t, count=1, flags=re.M),
      "type: objekt", "invalid-type-schema", "the types are array, boolean"),
 ]  # fmt: skip
