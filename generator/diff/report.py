@@ -57,7 +57,7 @@ def hidden_line(hidden: list[Finding], against_head: bool) -> str:
     """The one line that stands for the findings not shown."""
     counts = Counter(f.severity for f in hidden)
     parts = ", ".join(f"{counts[s]} {s}" for s in (COMPATIBLE, UNSTABLE) if counts[s])
-    why = "the last commit had them already" if against_head else "no commit to compare with"
+    why = "the last commit had them already" if against_head else "no last commit whose spec could be read"
     return f"not shown: {len(hidden)} known differences from the published schema ({parts}; {why}); --full lists them"
 
 
