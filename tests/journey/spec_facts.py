@@ -94,7 +94,7 @@ def accept_named_breaks(copy: Copy, version: str, reason: str) -> list[str]:
         f"  - rule: {rule}\n    subject: {json.dumps(subject)}\n    version: {version}\n    reason: {reason}\n"
         for rule, subject in named
     )
-    copy.edit("spec/accepted-breaks.yaml", lambda text: text.replace("accepted: []", "accepted:") + entries)
+    copy.edit("spec/accepted-breaks.yaml", lambda text: text.rstrip("\n") + "\n" + entries)  # below `accepted:`
     return [subject for _, subject in named]
 
 

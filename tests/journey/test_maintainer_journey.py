@@ -222,7 +222,7 @@ def _rename_a_published_type(copy: Copy) -> str:
     assert f"breaking[type-removed]: {old}: type removed" in gate.stdout, gate.stdout + gate.stderr
     assert f'subject: "{old}"' in gate.stderr, gate.stderr  # the entry to add, printed by the failing gate
     entry = f"  - rule: type-removed\n    subject: {old}\n    version: 0.1.0\n    reason: {reason}\n"
-    copy.edit("spec/accepted-breaks.yaml", lambda text: text.replace("accepted: []", "accepted:") + entry)
+    copy.edit("spec/accepted-breaks.yaml", lambda text: text.rstrip("\n") + "\n" + entry)  # below `accepted:`
     return f"{old} -> {new}"
 
 
@@ -236,7 +236,7 @@ def _accept_a_break(copy: Copy, version: str) -> None:
         f"  - rule: retry-class-less-forgiving\n    subject: {method}\n    version: {version}\n"
         f"    reason: A repeated {method} turned out not to be harmless ({old} became {new}).\n"
     )
-    copy.edit("spec/accepted-breaks.yaml", lambda text: text.replace("accepted: []", "accepted:") + entry)
+    copy.edit("spec/accepted-breaks.yaml", lambda text: text.rstrip("\n") + "\n" + entry)  # below `accepted:`
 
 
 @pytest.mark.slow
