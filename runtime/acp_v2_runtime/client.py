@@ -192,7 +192,10 @@ class Resender:
         return self._rng.uniform(0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
 
     async def request(self, method: str, params: dict[str, Any], *, kind: str = "request") -> Any:
-        """Send `method` until it succeeds, fails for good, or may not be sent again (OutcomeUnknown)."""
+        """Send `method` until it succeeds, fails for good, or may not be sent again (OutcomeUnknown).
+
+        Returns the result, or `None` when a repeat after an unanswered attempt is answered with an error the retry
+        table counts as success (e.g. -32002 on a repeated `session/close`: the first copy took effect)."""
         entry = POLICY.get((method, kind))
         key_param = entry.key_param if entry is not None else None
         params = dict(params)

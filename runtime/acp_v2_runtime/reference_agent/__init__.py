@@ -21,21 +21,21 @@ or `--crash-after insert` kills the process with SIGKILL at that point of the fi
 `--ignore-keys` makes it behave like an Agent that knows nothing of keys, so the runner can prove it fails.
 
 Bad input costs one error answer, never the process. The generated `acp_v2_schema.reader.MessageReader` classifies
-every line (framing is in `jsonrpc`), and each `Invalid` is answered with the code and the id it names: -32700 for
-a line that is not UTF-8 JSON (or nests deeper than Python parses, or holds a number a float cannot, such as
-1e999), -32600 for anything that is not a valid Request object (a batch, a line over 16 MiB, `jsonrpc` other than
-"2.0", a non-string `method`, an id that is not a string or an integer within the range of `RequestId`, params
-neither object nor array), -32601 for a method it does not handle (`HANDLERS`: this Agent's own), and -32602 when
-the params do not fit the generated model the spec names for the method (a malformed key among them), checked
-before any work. Those answers carry the request's id when it was valid, else null (`answer_id`). Responses from
-the Client are never answered, nor are notifications. A `--db` file that exists but is not this Agent's database
-(empty, corrupted, another program's) is refused at startup with one line on stderr and exit status 2. Standard
-input may be of any kind (a regular file, /dev/null, closed): it is read to its end, then the process exits.
-Storage never blocks the connection: a locked database is tried again for at most LOCK_WAIT_SECONDS, a database
-server's call is waited for at most STORE_WAIT_SECONDS (in a worker thread), then -32603 (a COMMIT sent by then is
-waited for instead: its outcome is the answer); a failed write ends the request with -32603, or the turn with the
-`idle` state and stopReason `error`. A prompt the generated models read only by salvaging (ACP's lenient rules) is
-acted on, stored and replayed without what they set aside.
+every line (framing is in `jsonrpc`), and each `Invalid` is answered with the code and the id it names: -32700 for a
+line that is not UTF-8 JSON (or nests deeper than Python parses, or holds a number a float cannot, such as 1e999),
+-32600 for anything that is not a valid Request object (a batch, refused as the TypeScript SDK refuses it, a line
+over 16 MiB, `jsonrpc` other than "2.0", a non-string `method`, an id that is not a string or an integer within the
+range of `RequestId`, params neither object nor array), -32601 for a method it does not handle (`HANDLERS`: this
+Agent's own), and -32602 when the params do not fit the generated model the spec names for the method (a malformed
+key among them), checked before any work. Those answers carry the request's id when it was valid, else null
+(`answer_id`). Responses from the Client are never answered, nor are notifications. A `--db` file that exists but is
+not this Agent's database (empty, corrupted, another program's) is refused at startup with one line on stderr and
+exit status 2. Standard input may be of any kind (a regular file, /dev/null, closed): it is read to its end, then
+the process exits. Storage never blocks the connection: a locked database is tried again for at most
+LOCK_WAIT_SECONDS, a database server's call is waited for at most STORE_WAIT_SECONDS (in a worker thread), then
+-32603 (a COMMIT sent by then is waited for instead: its outcome is the answer); a failed write ends the request
+with -32603, or the turn with the `idle` state and stopReason `error`. A prompt the generated models read only by
+salvaging (ACP's lenient rules) is acted on, stored and replayed without what they set aside.
 
 The modules, by concern; each imports only those below it, never one above:
 

@@ -157,7 +157,8 @@ class AcpServer:
         except (ValueError, RecursionError):
             raise Refused(400, "Invalid JSON") from None
         if isinstance(message, list):
-            # ACP has no batches: one -32600 answer with id null, and none of the entries is read.
+            # Refused as the ACP TypeScript SDK 2.4.0 refuses it (ACP's transports page follows JSON-RPC 2.0; see the
+            # behaviours in spec/upstream-differences.yaml): one -32600 answer with id null, none of the entries read.
             await respond_json(send, 400, BATCH_REFUSED)
             return
         if not isinstance(message, dict):
