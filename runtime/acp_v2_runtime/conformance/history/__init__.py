@@ -17,6 +17,12 @@ each run printed as it ends; stalls made short when the failure is not a late an
 with the command that replays it: its seed and the numbers of the steps it kept. Counts
 (schedules, requests, faults by kind, answers by code) are printed at the end.
 
+Over URLs (`--url URL [--profile http|websocket]`, or `--nodes N --postgres URL -- NODE COMMAND` with `{port}` and
+`{db}` in the command, started N times behind the kit's own balancer), each Agent instance is a bridge process to
+the kit's fault proxy in front of the Agent (see `remote`), schedules draw network faults of the proxy (`net`), a
+kill is a node killed behind the balancer and started again (with `--nodes`; none with a bare `--url`), and store
+faults are not drawn (the store is the served Agent's own).
+
 What the Agent must offer: sessions that another process on the same store resumes, and replay from the start
 (`session/resume` with `replayFrom`); without either the run stops with exit status 2, saying which.
 """
@@ -36,6 +42,7 @@ from typing import Any
 from .. import handshake_key
 from ..connection import AgentNotStarted, TraceFailure
 from .check import INVARIANTS, Violation, check, free_at
+from .remote import faults_for, remote_target
 from .run import History, NeedsMissing, Runner
 from .schedule import FAULTS, PROMPTING, Shape, Step, generate, kept
 from .store import open_store
@@ -75,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
     add("--postgres", default=None, metavar="URL", help="share this PostgreSQL server (a schema per schedule)")
     add("--shrink-runs", type=int, default=40, help="at most this many runs to shrink a failure (default 40)")
     add("--timeout", type=float, default=30.0, help="seconds the kit waits for set-up answers (default 30)")
+    add("--url", default=None, help="judge the Agent served at this URL (through the kit's fault proxy and bridges)")
+    add("--profile", choices=("http", "websocket"), default="http", help="the remote profile over URLs (default http)")
+    add("--nodes", type=int, default=0, help="start N nodes of the command (a node command) behind a balancer")
     add("command", nargs=argparse.REMAINDER, help="-- then the Agent command; {db} is the store, {tmp} a dir")
     return parser
 
@@ -84,22 +94,34 @@ class _Tally:
         self.schedules = self.requests = 0
         self.faults: Counter[str] = Counter()
         self.answers: Counter[str] = Counter()
+        self.made: Counter[str] = Counter()  # network faults that fell on an attempt
 
     def add(self, history: History) -> None:
         self.schedules += 1
         self.requests += history.requests
-        self.faults.update(step.op for step in history.steps if step.op in FAULTS)
+        self.faults.update(_fault_label(step) for step in history.steps if step.op in FAULTS)
+        self.made.update(a.fault for a in history.attempts if a.fault is not None)
         for attempt in history.attempts:
             self.answers[_answer_label(attempt.outcome, attempt.code)] += 1
 
     def lines(self) -> list[str]:
-        faults = ", ".join(f"{k} {self.faults[k]}" for k in FAULTS if self.faults[k]) or "none"
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
         answers = ", ".join(f"{k} {v}" for k, v in sorted(self.answers.items())) or "none"
-        return [
+        lines = [
             f"schedules: {self.schedules}, requests (prompts): {self.requests}",
             f"faults: {faults}",
             f"answers: {answers}",
         ]
+        if self.made:
+            made = ", ".join(f"{k} {v}" for k, v in sorted(self.made.items()))
+            lines.append(f"network faults made on a prompt: {made}")
+        return lines
+
+
+def _fault_label(step: Step) -> str:
+    if step.op == "net":
+        return f"net {step.form}"
+    return "node-kill" if step.op == "kill" and step.node else step.op
 
 
 def _answer_label(outcome: str, code: int | None) -> str:
@@ -139,6 +161,7 @@ async def _shrink(
     # A process closed or killed after one of those attempts was sent to it may be what answered it.
     sent = [(s.instance, s.n) for s in steps if s.n in named and s.op in PROMPTING]
     named |= {s.n for s in steps if s.op in ("close", "kill") and any(i == s.instance and n < s.n for i, n in sent)}
+    named |= {s.n for s in steps if s.op == "net" and s.n + 1 in named}  # the fault armed for a named prompt
     if invariant == "answered-within-bound" and named:  # what held the answer up: a fault before it
         named |= {s.n for s in steps if s.op in FAULTS and s.op != "cancel" and s.n < max(named)}
     alone = [s for s in steps if s.n in named]
@@ -191,9 +214,11 @@ def _trace(history: History) -> list[str]:
     return lines
 
 
-async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
-    store = open_store(args.postgres)
-    runner = Runner(command, store, instances=args.instances, sessions=args.sessions, timeout=args.timeout)
+async def _run(args: argparse.Namespace, command: list[str], seed: int, remote: Any = None) -> int:
+    store = open_store(args.postgres if remote is None else None)
+    agent = command if remote is None else remote.bridge()
+    runner = Runner(agent, store, instances=args.instances, sessions=args.sessions, timeout=args.timeout)
+    runner.remote = remote
     runner.due = lambda history, attempt: free_at(history, attempt, args.lease) + args.bound
     tally = _Tally()
     keep = [int(n) for n in args.keep.split(",") if n.strip()] if args.keep else None
@@ -207,15 +232,20 @@ async def _run(args: argparse.Namespace, command: list[str], seed: int) -> int:
             instances=args.instances,
             sessions=args.sessions,
             hold="holdInsert" in runner.offers,
-            stall=store.can_stall,
-            restart=store.can_restart,
+            stall=store.can_stall and remote is None,
+            restart=store.can_restart and remote is None,
             stall_seconds=args.stall,
             fail="failInsert" in runner.offers,
+            net=faults_for(args.profile) if remote is not None else (),
+            kill="process" if remote is None else "node" if remote.cluster is not None else "",
         )
         holds = "on" if shape.hold else "off (no holdInsert offered)"
+        where = f"on {store.kind}" if remote is None else f"over {args.profile} through the kit's fault proxy"
+        if remote is not None and remote.cluster is not None:
+            where += f", {len(remote.cluster.nodes)} nodes behind a balancer"
         print(
             f"history: seed {seed}, {args.schedules} schedule(s) of {args.steps} steps, {args.instances} Agents"
-            f" on {store.kind}; holds {holds}",
+            f" {where}; holds {holds}",
             flush=True,
         )
         for index in range(args.schedules):
@@ -263,7 +293,10 @@ def _replay(args: argparse.Namespace, command: list[str], seed: int, steps: list
     words += ["--bound", f"{args.bound:g}", "--lease", f"{args.lease:g}", "--stall", f"{stall:g}"]
     if args.postgres:
         words += ["--postgres", args.postgres]
-    return shlex.join([*words, "--", *command])
+    if args.url or args.nodes:
+        words += ["--url", args.url] if args.url else ["--nodes", str(args.nodes)]
+        words += ["--profile", args.profile]
+    return shlex.join([*words, "--", *command] if command else words)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,8 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("give the Agent command after --")
+    if args.url and (command or args.nodes):
+        parser.error("--url judges a served Agent: give no command and no --nodes")
+    if args.nodes and not args.postgres:
+        parser.error("--nodes needs --postgres URL: the nodes' shared store")
+    if not command and not args.url:
+        parser.error("give the Agent command after -- (or --url URL)")
+    if args.nodes < 0:
+        parser.error("--nodes must not be negative")
     for name in ("instances", "sessions", "schedules", "steps"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
@@ -283,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--shrink-runs must not be negative")
     seed = args.seed if args.seed is not None else random.randrange(1, 10**6)
     try:
-        return asyncio.run(_run(args, command, seed))
+        if not (args.url or args.nodes):
+            return asyncio.run(_run(args, command, seed))
+        with remote_target(args.url, args.profile, nodes=args.nodes, command=command, postgres=args.postgres) as remote:
+            return asyncio.run(_run(args, command, seed, remote))
     except AgentNotStarted as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2

@@ -30,8 +30,14 @@ INVARIANTS = {
     "answered-within-bound": "every attempt on a live connection is answered within the stated bound",
     "no-second-round": "no retry, restart or failover starts a second round of work: each round of work an Agent"
     " process reports for a session follows a new user message it reported",
+    "transport-not-refusal": "a failure the network made (over URLs, a fault of the kit's proxy on the attempt) is"
+    " never told to the Client as an error answer, which would say 'not inserted': the Client is told nothing",
     "protocol": "every line is valid JSON-RPC of the spec's types, and no key appears in updates or listings",
 }
+
+
+DEATHS = ("close", "kill", "lost")
+"""The events that end an instance's process (over URLs, `lost`: its bridge ended when its connection failed)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ def check(history: History, *, bound: float, lease: float) -> list[Violation]:
     found: list[Violation] = [Violation("protocol", problem) for problem in history.problems]
     found += _keys(history)
     found += _bound(history, bound, lease)
+    found += _transport(history)
     found += _rounds(history)
     order = list(INVARIANTS)
     return sorted(found, key=lambda v: order.index(v.invariant))
@@ -261,8 +268,10 @@ def free_at(history: History, attempt: Attempt, lease: float) -> float:
             if event.kind == "release" and other.hold and same_process and event.session == other.session:
                 if pending(other, event.at):
                     start = max(start, event.at)
-            elif event.kind in ("close", "kill") and same_process and other is not attempt and pending(other, event.at):
+            elif event.kind in DEATHS and same_process and other is not attempt and pending(other, event.at):
                 start = max(start, event.at + lease)
+            elif event.kind == "node" and other is not attempt and pending(other, event.at):
+                start = max(start, event.at + lease)  # the dead node may have held its claim
             elif event.kind == "stall" and other.sent < event.at and pending(other, event.at):
                 start = max(start, event.until)  # its COMMIT may have been sent before the stall: its outcome waits
             elif event.kind == "restart" and other.sent < event.at and pending(other, event.at):
@@ -272,8 +281,10 @@ def free_at(history: History, attempt: Attempt, lease: float) -> float:
 
 def _bound(history: History, bound: float, lease: float) -> list[Violation]:
     found: list[Violation] = []
-    deaths = {(e.instance, e.generation): e.at for e in history.events if e.kind in ("close", "kill")}
+    deaths = {(e.instance, e.generation): e.at for e in history.events if e.kind in DEATHS}
     for attempt in history.attempts:
+        if attempt.fault is not None and attempt.answered is None:
+            continue  # the network took its answer (the Client may only resend it)
         due = free_at(history, attempt, lease) + bound
         died = deaths.get((attempt.instance, attempt.generation))
         if attempt.answered is None and died is not None and died <= due:
@@ -292,6 +303,18 @@ def _bound(history: History, bound: float, lease: float) -> list[Violation]:
     return found
 
 
+def _transport(history: History) -> list[Violation]:
+    return [
+        Violation(
+            "transport-not-refusal",
+            f"step #{a.n} met the network fault {a.fault}, and the Client was told {_describe(a)}",
+            (a.n,),
+        )
+        for a in history.attempts
+        if a.fault is not None and a.outcome == "error"
+    ]
+
+
 def _rounds(history: History) -> list[Violation]:
     # Per process: a round may serve several messages queued together, but a round with no new message behind it
     # is work nobody asked that process for (a retry's, a resumed session's, another process's).
@@ -300,7 +323,7 @@ def _rounds(history: History) -> list[Violation]:
         if w.rounds <= w.fresh:
             continue
         # The steps involved: the death that started this process, and every prompt of the session.
-        steps = {e.step for e in history.events if e.kind in ("close", "kill") and e.instance == w.instance}
+        steps = {e.step for e in history.events if e.kind in (*DEATHS, "node") and e.instance == w.instance}
         steps = {s for s in steps if s >= 0} | {a.n for a in history.attempts if a.session == w.session}
         found.append(
             Violation(

@@ -65,6 +65,7 @@ class Attempt:
     conn: Any = field(default=None, repr=False)
     malformed: bool = False  # its key was not a valid key (then `key` is None): -32602 is its only right answer
     fail: bool = False  # it carried the failInsert hook
+    fault: str | None = None  # the network fault the kit's proxy made on it (over URLs), by name
 
     @property
     def outcome(self) -> str:
@@ -76,7 +77,10 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Event:
-    """A release, a death (close, kill) of an instance's process, a stall or a store restart, with its time."""
+    """A release, a death (close, kill) of an instance's process, a stall or a store restart, with its time.
+
+    Over URLs, also: `net` (a network fault armed, `step` its own), `node` (a node killed behind the balancer) and
+    `lost` (an instance's bridge ended by itself: its connection failed, so its attempts get no answer)."""
 
     kind: str
     at: float
@@ -128,6 +132,7 @@ class Runner:
         self.offers: set[str] = set()
         # When an attempt's answer is due (the check's bound): settling waits no longer than that for it.
         self.due: Callable[[History, Attempt], float] | None = None
+        self.remote: Any = None  # over URLs: the fault proxy and the cluster (history.remote.Remote)
 
     async def _start(self, db: str, workdir: str, secrets: set[str]) -> TimedConnection:
         command = [part.replace("{tmp}", workdir).replace("{db}", db) for part in self.command]
@@ -197,6 +202,7 @@ class _Schedule:
         self.stalls: list[tuple[int, asyncio.Task[Any]]] = []  # (index of its Event, the task that stalls the store)
         self.judge: asyncio.Task[TimedConnection] | None = None
         self.restarting: dict[int, asyncio.Task[None]] = {}  # instance -> the start of its new process
+        self.armed: list[Any] = []  # the network faults armed (their records say which request each fell on)
 
     async def _instance(self, index: int, started: asyncio.Task[TimedConnection] | None = None) -> None:
         """Start instance `index` (or take the process `started` for it) and resume every session on it; tried
@@ -232,6 +238,8 @@ class _Schedule:
             await asyncio.sleep(0.2)
 
     async def play(self) -> History:
+        if self.runner.remote is not None:
+            self.runner.remote.reset()
         try:
             # Every process an instance needs starts at once (a process start is most of a short schedule's time),
             # and only the instances a step acts on: a shrunk schedule may need fewer.
@@ -248,6 +256,7 @@ class _Schedule:
             await asyncio.gather(*(self._instance(index, starting[index]) for index in sorted(used)))
             self.background = [task for task in self.background if task not in starting.values()]
             for step in self.history.steps:
+                self._reap()
                 await self._step(step)
                 await asyncio.sleep(self.pace)
             await self._settle()
@@ -272,8 +281,30 @@ class _Schedule:
         if task is not None:
             await task
 
+    def _reap(self, again: bool = True) -> None:
+        """Over URLs, a bridge whose connection failed has exited by itself: note it `lost` and start another (an
+        Agent process that exits on stdio is not forgiven so: there it is the Agent's failure)."""
+        if self.runner.remote is None:
+            return
+        for index, conn in enumerate(self.conns):
+            if conn is None or index in self.restarting or conn.process.returncode is None:
+                continue
+            self.history.events.append(Event("lost", self._now(), index, self.generation[index]))
+            self.conns[index] = None
+            self.generation[index] += 1
+            if again:
+                self.restarting[index] = asyncio.create_task(self._instance(index))
+
     async def _step(self, step: Step) -> None:
         h = self.history
+        if step.op == "net":
+            self.armed.append(self.runner.remote.arm(step.form))
+            h.events.append(Event("net", self._now(), step=step.n))
+            return
+        if step.op == "kill" and step.node:
+            await self.runner.remote.kill_node(step.instance)
+            h.events.append(Event("node", self._now(), step.instance, step=step.n))
+            return
         if step.op in (*PROMPTING, *ON_INSTANCE):
             await self._ready(step.instance)
         if step.op in PROMPTING:
@@ -387,6 +418,10 @@ class _Schedule:
 
     async def _settle(self) -> None:
         """Release every hold, end stalls, and wait for every live attempt (no longer than its answer is due)."""
+        if self.runner.remote is not None:
+            await self.runner.remote.settle()
+            await asyncio.sleep(0.3)  # a bridge whose node died may take a moment to see it
+            self._reap()
         for instance in list(self.restarting):
             await self._ready(instance)
         for index, conn in enumerate(self.conns):
@@ -420,8 +455,15 @@ class _Schedule:
             if self.runner.due is not None and self._now() > max(self.runner.due(self.history, a) for a in pending):
                 break
             await asyncio.sleep(0.05)
+            self._reap(again=False)
+        self._reap(again=False)
         await asyncio.gather(*(conn.close() for conn in self.conns if conn is not None))
         self._collect()
+        by_rid = {a.rid: a for a in self.history.attempts}
+        for armed in self.armed:
+            attempt = by_rid.get(armed.request_id) if armed.request_id is not None else None
+            if attempt is not None:
+                attempt.fault = armed.fault.value
         for conn in self.all_conns:
             if conn.problem is not None:
                 self.history.problems.append(conn.problem)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 OPS = (
     "prompt", "retry", "reuse", "twin", "again", "cross", "unkeyed", "malformed", "list",
-    "cancel", "release", "close", "kill", "stall", "restart", "pause",
+    "cancel", "release", "close", "kill", "stall", "restart", "pause", "net",
 )  # fmt: skip
 """Every kind of step. prompt: a new keyed submission (with `fail`, carrying the failInsert hook); retry: the same
 submission again (same key and content, new request id), on any instance; reuse: an earlier submission's key with
@@ -27,7 +27,10 @@ prompt's text; malformed: a prompt whose key is not a valid key (`form` says whi
 cancel: `$/cancel_request` for an earlier attempt, on the connection that carries it; release: the conformance
 release for a session on one instance (ends its holds); close: the instance's stdin closed, then a new process
 started; kill: SIGKILL, then a new process; stall: the store stops answering for a while (only where the kit runs
-it); restart: the store drops every connection (likewise); pause: the Client waits a moment."""
+it); restart: the store drops every connection (likewise); pause: the Client waits a moment; net (over URLs only):
+a network fault of the kit's fault proxy (`form` names it) armed for the next prompt. Over URLs, kill is a node of
+the cluster killed (SIGKILL) behind the balancer and started again, and close is the instance's bridge ended
+politely (its connection closed, a DELETE on HTTP), then a new one."""
 
 SUBMITTING = ("prompt", "twin", "again", "cross", "unkeyed", "malformed")
 """The steps that make a new submission (a new key, or none): each is judged as one submission with its retries."""
@@ -38,7 +41,7 @@ TWINS = ("upper", "padded", "nfd")
 MALFORMED = ("empty", "too-long", "number", "boolean", "array", "object", "lone-surrogate")
 """The malformed keys a schedule sends, each answered -32602 by a correct Agent."""
 
-FAULTS = ("cancel", "close", "kill", "stall", "restart")
+FAULTS = ("cancel", "close", "kill", "stall", "restart", "net")
 """The steps counted as faults in the summary.
 
 A new kind of fault (a network fault of a remote transport, say) is added in four places: its name in `OPS` and
@@ -62,6 +65,7 @@ class Step:
     text: int = -1  # the step whose text it sends (its own for a new text; an earlier one for again, cross...)
     keyof: int = -1  # the step whose key it sends, in its `form` (its own for a new key; -1: no key)
     fail: bool = False  # a prompt carrying the failInsert hook
+    node: bool = False  # kill: a node behind the balancer (over URLs), not a process of the kit's
 
     def describe(self) -> str:
         """One line of a printed trace."""
@@ -91,6 +95,10 @@ class Step:
             return f"$/cancel_request for the attempt of step #{self.subject}, on its connection"
         if self.op == "release":
             return f"release the holds of session {self.session} {on}"
+        if self.op == "net":
+            return f"network fault {self.form} armed for the next prompt"
+        if self.op == "kill" and self.node:
+            return f"kill the node behind the balancer that agent {self.instance} names, then start it again"
         if self.op in ("close", "kill"):
             how = "stdin closed" if self.op == "close" else "SIGKILL"
             return f"{self.op} agent {self.instance} ({how}), then start it again"
@@ -112,6 +120,8 @@ class Shape:
     restart: bool = False  # the kit can drop the store's connections
     stall_seconds: float = 6.0
     fail: bool = False  # the Agent offers failInsert
+    net: tuple[str, ...] = ()  # the network faults the kit's proxy can make (over URLs): drawn as `net` steps
+    kill: str = "process"  # what a kill is: "process" (stdio), "node" (a cluster node), "" (none: a bare URL)
 
 
 _WEIGHTS = {
@@ -131,13 +141,17 @@ _WEIGHTS = {
     "stall": 4,
     "restart": 3,
     "pause": 4,
+    "net": 10,
 }
 
 
 def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
     """The schedule of `steps` steps that `seed` gives for `shape` (the same list every time)."""
     rng = random.Random(seed)
-    ops = [op for op in OPS if (op != "stall" or shape.stall) and (op != "restart" or shape.restart)]
+    leave = {op for op, can in (("stall", shape.stall), ("restart", shape.restart), ("net", shape.net)) if not can}
+    if not shape.kill:
+        leave.add("kill")
+    ops = [op for op in OPS if op not in leave]
     weights = [_WEIGHTS[op] for op in ops]
     made: list[Step] = []
     submissions: list[int] = []  # step numbers of keyed submissions
@@ -147,8 +161,12 @@ def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
     held: list[tuple[int, int]] = []  # (instance, session) of each held attempt not yet released
     unkeyed: list[int] = []  # step numbers of unkeyed prompts
     pair = -1  # a held attempt with a retry held beside it on the same process: the next cancel takes it
+    armed = False  # a network fault was armed: the next step is a keyed prompt for it to fall on
     for n in range(steps):
         op = rng.choices(ops, weights)[0]
+        if armed and op not in ("prompt", "retry", "twin", "again", "cross"):
+            op = "retry"
+        armed = op == "net"
         if op in ("retry", "reuse", "twin", "again", "cross") and not submissions:
             op = "prompt"
         if op == "cross" and shape.sessions < 2:
@@ -204,6 +222,10 @@ def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
             step = Step(n, op, subject=subject)
         elif op == "stall":
             step = Step(n, op, seconds=shape.stall_seconds)
+        elif op == "net":
+            step = Step(n, op, instance, session, form=rng.choice(shape.net))
+        elif op == "kill":
+            step = Step(n, op, instance, session, node=shape.kill == "node")
         elif op == "pause":
             step = Step(n, op, seconds=round(rng.uniform(0.05, 0.6), 2))
         elif op == "release" and held and rng.random() < 0.8:

@@ -148,6 +148,12 @@ class HttpRelay:
             pump.result()  # AbruptCut leaves the app from here
 
     async def _pump(self, connection: str, response: httpx.Response, send: Any) -> None:
+        try:
+            await self._pump_events(connection, response, send)
+        except httpx.TransportError as exc:  # the upstream broke (its node died): the Client's stream breaks too
+            raise AbruptCut(f"the upstream's stream broke: {exc}") from exc
+
+    async def _pump_events(self, connection: str, response: httpx.Response, send: Any) -> None:
         async for event in EventSource(response).aiter_sse():
             watch = self.watches.answer(connection, as_message(event.data))
             if watch is None:
