@@ -18,7 +18,9 @@ tests/cluster does). The planted bugs are in planted_remote.py.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -366,3 +368,93 @@ def test_history_check_over_the_bridge_catches_memory_keys(cluster_of: Any) -> N
     print(done.stdout[-3000:])
     assert done.returncode == 1, done.stdout + done.stderr
     assert "at-most-one" in done.stdout and "replay: " in done.stdout
+
+
+# -- the history check over URLs: network faults in its schedules (issue 49, item 2) ------------------------------
+
+
+def _history_over(cluster_args: list[str], node: list[str], *more: str, timeout: float = 300) -> Any:
+    argv = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *cluster_args, *more, "--", *node]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
+
+
+def _node(bug: str | None) -> list[str]:
+    if bug is None:
+        return [sys.executable, "-m", "acp_v2_runtime.reference_agent", "--listen", "{host}:{port}", "--db", "{db}"]
+    return [sys.executable, str(PLANTED), "--bug", bug, "--", "--listen", "{host}:{port}", "--db", "{db}"]
+
+
+def test_a_network_fault_is_drawn_before_a_keyed_prompt_and_only_over_urls() -> None:
+    from acp_v2_runtime.conformance.history.remote import faults_for
+    from acp_v2_runtime.conformance.history.schedule import Shape, generate
+
+    stdio = [s for seed in range(30) for s in generate(seed, 16, Shape())]
+    assert not [s for s in stdio if s.op == "net"] and not [s for s in stdio if s.node]
+    for profile in ("http", "websocket"):
+        shape = Shape(net=faults_for(profile), kill="node")
+        for seed in range(30):
+            steps = generate(seed, 16, shape)
+            for step, after in itertools.pairwise(steps):
+                if step.op == "net":
+                    assert step.form in faults_for(profile)
+                    assert after.op in ("prompt", "retry", "twin", "again", "cross"), (seed, after)
+            assert all(s.node for s in steps if s.op == "kill")
+    assert not [s for s in generate(7, 200, Shape(net=faults_for("http"), kill="")) if s.op == "kill"]
+
+
+def test_a_transport_failure_is_unknown_never_not_inserted() -> None:
+    """The judgement: an attempt a network fault fell on is excused from the answer bound when it got no answer,
+    and is a violation when it was told an error (the Client would take it for 'not inserted')."""
+    from acp_v2_runtime.conformance.history import History, check
+    from acp_v2_runtime.conformance.history.run import Attempt
+
+    def history(code: int | None, answered: bool) -> History:
+        h = History(1, [], 0.0)
+        attempt = Attempt(0, 0, "k" * 20, "text", 0, False, 0, 0, False, 0.1, rid=1, fault="post-502")
+        attempt.answered, attempt.code = (0.5 if answered else None), code
+        h.attempts.append(attempt)
+        h.stored = {0: []}
+        return h
+
+    assert check(history(None, answered=False), bound=5, lease=30) == []
+    found = check(history(-32603, answered=True), bound=5, lease=30)
+    assert [v.invariant for v in found] == ["transport-not-refusal"], found
+
+
+def test_reference_cluster_passes_network_fault_schedules(haproxy: None, pg_dsn: str) -> None:
+    done = _history_over(
+        ["--nodes", "3", "--postgres", pg_dsn], _node(None), "--seed", "200", "--schedules", "2", "--steps", "12"
+    )
+    print(done.stdout[-2000:])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "faults: " in done.stdout and "2 passed, 0 failed" in done.stdout
+
+
+def test_memory_keys_caught_by_a_network_fault_schedule_and_replayed(haproxy: None, pg_dsn: str) -> None:
+    """Four steps of seed 102's schedule (kept: a full run takes longer): a keyed prompt answered, its node killed
+    behind the balancer and restarted, then a retry on another connection whose answer the network swallows. A node
+    keeping keys in memory has forgotten the key: the retry stores the prompt a second time. The shrink's printed
+    line replays the failure."""
+    cluster = ["--nodes", "2", "--postgres", pg_dsn]
+    bug, seed = _node("memory-keys"), ["--seed", "102", "--schedules", "1", "--bound", "8", "--keep", "4,10,12,13"]
+    done = _history_over(cluster, bug, *seed, "--shrink-runs", "1")
+    print(done.stdout[-3000:])
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "at-most-one" in done.stdout and "net swallow-answer 1" in done.stdout and "node-kill 1" in done.stdout
+    line = next(row for row in done.stdout.splitlines() if row.startswith("replay: "))
+    words = shlex.split(line.removeprefix("replay: "))
+    assert words[:5] == ["python", "-m", "acp_v2_runtime.conformance", "history", "--seed"] and "--nodes" in words
+    replay = [sys.executable, *words[1:]]
+    replay[replay.index("--") : replay.index("--")] = ["--shrink-runs", "0"]
+    again = subprocess.run(replay, capture_output=True, text=True, timeout=300, cwd=HERE.parent)
+    assert again.returncode == 1 and "at-most-one" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
+
+
+@pytest.mark.fuzz
+def test_reference_cluster_passes_a_large_network_fault_budget(haproxy: None, pg_dsn: str) -> None:
+    schedules = max(10, int(os.environ.get("ACP_FUZZ_DRAWS", "0")) // 100)
+    for profile in ("http", "websocket"):
+        cluster = ["--nodes", "3", "--postgres", pg_dsn, "--profile", profile]
+        done = _history_over(cluster, _node(None), "--seed", "500", "--schedules", str(schedules), timeout=1800)
+        print(done.stdout[-2000:])
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

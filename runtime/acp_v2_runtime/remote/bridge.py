@@ -15,6 +15,9 @@ error answer. When stdin ends, the connection is closed politely (a DELETE on HT
 
 The Agent's own requests (`session/request_permission`, say) come out with the bridge's ids (`bridge-1`, ...),
 and the answers read for them go back to the Agent under the Agent's own ids.
+
+The cookies the endpoint set (a balancer's affinity cookie names the node) are said on stderr, one line
+`bridge: cookies NAME=VALUE; ...` each time they change, so that whoever runs the bridge knows which node serves it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import itertools
 import json
 import os
 import sys
+from http.cookiejar import CookieJar
 from typing import Any
 
 from ..client import ErrorResponse, NoResponse, NotSent
@@ -54,8 +58,10 @@ class Bridge:
                 if not self.closed:  # the connection ended under us, not because stdin ended
                     bridge.failed(f"the connection ended: {why}")
 
+        self.jar = CookieJar()
+        self._said = ""
         self.connection: ClientConnection = Watched(
-            url, on_notification=self._notification, on_request=self._agent_request, timeout=FOREVER
+            url, on_notification=self._notification, on_request=self._agent_request, timeout=FOREVER, cookies=self.jar
         )
         self._ids = itertools.count(1)
         self._asked: dict[str, asyncio.Future[dict[str, Any]]] = {}  # the bridge's id -> the Client's answer
@@ -140,6 +146,13 @@ class Bridge:
             self.failed(f"{message['method']} (id {rid!r}) could not be carried: {type(exc).__name__}: {exc}")
             return
         self.write({"jsonrpc": "2.0", "id": rid, "result": result})
+        self._say_cookies()
+
+    def _say_cookies(self) -> None:
+        said = "; ".join(f"{c.name}={c.value}" for c in self.jar)
+        if said and said != self._said:
+            self._said = said
+            print(f"bridge: cookies {said}", file=sys.stderr, flush=True)
 
     async def _notify(self, message: dict[str, Any]) -> None:
         try:

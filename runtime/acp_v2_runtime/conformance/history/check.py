@@ -268,6 +268,17 @@ def free_at(history: History, attempt: Attempt, lease: float) -> float:
             if event.kind == "release" and other.hold and same_process and event.session == other.session:
                 if pending(other, event.at):
                     start = max(start, event.at)
+            elif event.kind == "lost" and other.hold and same_process and pending(other, event.at):
+                # A release sent after a fault fell on the connection may never have left (a held POST holds
+                # every later one behind it).
+                cut = min([a.sent for a in history.attempts if a.fault and _same_process(a, other)], default=event.at)
+                released = (r for r in history.events if r.kind == "release" and _same(r, other))
+                if not any(other.sent <= r.at <= min(event.at, cut) for r in released):
+                    # The kit's own hold on a connection that failed: nobody can release it now, and the Agent
+                    # may keep it as long as it keeps the connection (see the history page): no bound.
+                    return float("inf")
+                if other is not attempt:
+                    start = max(start, event.at + lease)
             elif event.kind in DEATHS and same_process and other is not attempt and pending(other, event.at):
                 start = max(start, event.at + lease)
             elif event.kind == "node" and other is not attempt and pending(other, event.at):
@@ -279,6 +290,16 @@ def free_at(history: History, attempt: Attempt, lease: float) -> float:
     return start
 
 
+def _same_process(one: Attempt, other: Attempt) -> bool:
+    return one.instance == other.instance and one.generation == other.generation
+
+
+def _same(event: Any, attempt: Attempt) -> bool:
+    """The event acted on the process and session that carry `attempt`."""
+    same = event.instance == attempt.instance and event.generation == attempt.generation
+    return same and event.session == attempt.session
+
+
 def _bound(history: History, bound: float, lease: float) -> list[Violation]:
     found: list[Violation] = []
     deaths = {(e.instance, e.generation): e.at for e in history.events if e.kind in DEATHS}
@@ -286,6 +307,8 @@ def _bound(history: History, bound: float, lease: float) -> list[Violation]:
         if attempt.fault is not None and attempt.answered is None:
             continue  # the network took its answer (the Client may only resend it)
         due = free_at(history, attempt, lease) + bound
+        if due == float("inf"):
+            continue  # held up by what nobody can end (free_at)
         died = deaths.get((attempt.instance, attempt.generation))
         if attempt.answered is None and died is not None and died <= due:
             continue  # its process was closed or killed in time: no answer is a lost answer, not a late one

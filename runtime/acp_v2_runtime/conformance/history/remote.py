@@ -58,10 +58,22 @@ class Remote:
         """Forget the faults armed by an earlier schedule."""
         self.proxy.proxy.plan.reset()
 
-    async def kill_node(self, index: int) -> str:
-        """SIGKILL node `index` (modulo the cluster's size), then start it again in the background; its name."""
+    def node_of(self, said: str) -> str | None:
+        """The node a bridge is served by, from what it said on stderr (its affinity cookie), if it said it."""
         assert self.cluster is not None
-        node = self.cluster.node(index % len(self.cluster.nodes))
+        cookie = f"{self.cluster.balancer.settings.cookie}="
+        lines = [line for line in said.splitlines() if line.startswith("bridge: cookies ")]
+        for part in lines[-1].removeprefix("bridge: cookies ").split("; ") if lines else ():
+            if part.startswith(cookie) and part[len(cookie) :] in {n.name for n in self.cluster.nodes}:
+                return part[len(cookie) :]
+        return None
+
+    async def kill_node(self, index: int, said: str = "") -> str:
+        """SIGKILL the node whose cookie the bridge's stderr `said` names (else node `index` modulo the cluster's
+        size), then start it again in the background; its name."""
+        assert self.cluster is not None
+        name = self.node_of(said)
+        node = self.cluster.node(name if name is not None else index % len(self.cluster.nodes))
         restarting = self._restarts.pop(node.name, None)
         if restarting is not None:
             with contextlib.suppress(Exception):

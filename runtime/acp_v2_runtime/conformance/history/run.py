@@ -302,7 +302,9 @@ class _Schedule:
             h.events.append(Event("net", self._now(), step=step.n))
             return
         if step.op == "kill" and step.node:
-            await self.runner.remote.kill_node(step.instance)
+            conn = self.conns[step.instance]
+            said = conn.stderr_tail.decode("utf-8", "replace") if conn is not None else ""
+            await self.runner.remote.kill_node(step.instance, said)
             h.events.append(Event("node", self._now(), step.instance, step=step.n))
             return
         if step.op in (*PROMPTING, *ON_INSTANCE):
@@ -452,7 +454,8 @@ class _Schedule:
         deadline = self._now() + self.runner.timeout
         while (pending := self._pending_live()) and self._now() < deadline:
             # An answer after its due time is late whenever it comes: waiting longer tells nothing more.
-            if self.runner.due is not None and self._now() > max(self.runner.due(self.history, a) for a in pending):
+            dues = [self.runner.due(self.history, a) for a in pending] if self.runner.due is not None else []
+            if self.runner.due is not None and self._now() > max([d for d in dues if d != float("inf")], default=0):
                 break
             await asyncio.sleep(0.05)
             self._reap(again=False)

@@ -98,7 +98,7 @@ class Step:
         if self.op == "net":
             return f"network fault {self.form} armed for the next prompt"
         if self.op == "kill" and self.node:
-            return f"kill the node behind the balancer that agent {self.instance} names, then start it again"
+            return f"kill the node behind the balancer serving agent {self.instance}, then start it again"
         if self.op in ("close", "kill"):
             how = "stdin closed" if self.op == "close" else "SIGKILL"
             return f"{self.op} agent {self.instance} ({how}), then start it again"
