@@ -47,17 +47,26 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-# The maintainer journey (one long test, minutes of generating and testing in a copy of its own) runs beside the rest
-# of the suite, so that on two cores `make test` takes the longer of the two rather than their sum; its report is
-# printed after the suite's, and either one failing fails the target.
+# The suite runs as three pytest processes side by side, so that on two cores `make test` takes about the longest of
+# them rather than their sum (most of the suite waits on other processes: Agents, Node, PostgreSQL, HAProxy,
+# Chromium): the maintainer journey (one long test, minutes of generating and testing in a copy of its own); the
+# runtime half (the runtime's tests, the interop tests against the TypeScript SDK, the cluster behind HAProxy); and
+# the rest, whose report is printed live. The other two reports are printed after it, and any one failing fails the
+# target. Tests that share the PostgreSQL database use fresh session ids, so the halves never see each other's rows.
 JOURNEY_LOG := build/journey.log
+RUNTIME_LOG := build/pytest-runtime.log
+RUNTIME_HALF := runtime/tests tests/interop tests/cluster
 pytest: $(PACKAGES)
 	@mkdir -p build
-	@$(PY) -m pytest tests/journey > $(JOURNEY_LOG) 2>&1 & journey=$$!; trap 'kill $$journey 2>/dev/null' INT TERM; \
-	$(PY) -m pytest --ignore=tests/journey; suite=$$?; \
+	@$(PY) -m pytest tests/journey > $(JOURNEY_LOG) 2>&1 & journey=$$!; \
+	$(PY) -m pytest $(RUNTIME_HALF) > $(RUNTIME_LOG) 2>&1 & runtime=$$!; \
+	trap 'kill $$journey $$runtime 2>/dev/null' INT TERM; \
+	$(PY) -m pytest --ignore=tests/journey $(addprefix --ignore=,$(RUNTIME_HALF)); suite=$$?; \
+	wait $$runtime; half=$$?; \
+	echo "== the runtime half, run beside the rest ($(RUNTIME_LOG)):"; cat $(RUNTIME_LOG); \
 	wait $$journey; walk=$$?; \
 	echo "== the maintainer journey, run beside the suite ($(JOURNEY_LOG)):"; cat $(JOURNEY_LOG); \
-	if [ $$suite -ne 0 ]; then exit $$suite; fi; exit $$walk
+	for status in $$suite $$half $$walk; do if [ $$status -ne 0 ]; then exit $$status; fi; done
 
 test: lint check compat pytest ## what CI runs
 
