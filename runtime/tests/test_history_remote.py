@@ -437,8 +437,13 @@ def test_memory_keys_caught_by_a_network_fault_schedule_and_replayed(haproxy: No
     line replays the failure."""
     cluster = ["--nodes", "2", "--postgres", pg_dsn]
     bug, seed = _node("memory-keys"), ["--seed", "102", "--schedules", "1", "--bound", "8", "--keep", "4,10,12,13"]
-    done = _history_over(cluster, bug, *seed, "--shrink-runs", "1")
-    print(done.stdout[-3000:])
+    for _ in range(3):
+        done = _history_over(cluster, bug, *seed, "--shrink-runs", "1")
+        print(done.stdout[-3000:])
+        # The scenario needs the first prompt answered before its node is killed (0.1 s later): on a loaded
+        # machine it may not be, and then nothing was recorded to forget. Only that outcome is run again.
+        if done.returncode != 0 or "answers: no answer 2" not in done.stdout:
+            break
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     assert "at-most-one" in done.stdout and "net swallow-answer 1" in done.stdout and "node-kill 1" in done.stdout
     line = next(row for row in done.stdout.splitlines() if row.startswith("replay: "))
