@@ -97,6 +97,8 @@ class Socket:
             self.closing.finish(f"the socket closed ({GOING_AWAY}) right after the prompt frame; {seen}")
         if self.client_open:
             code = self.upstream.close_code or GOING_AWAY
+            if code in (1005, 1006, 1015):  # said of a socket that broke (its node died), never sent in a frame
+                code = GOING_AWAY
             await self._close_client(code, self.upstream.close_reason or "")
 
     async def _close_client(self, code: int, reason: str) -> None:
