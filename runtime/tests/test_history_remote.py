@@ -430,6 +430,7 @@ def test_reference_cluster_passes_network_fault_schedules(haproxy: None, pg_dsn:
     assert "faults: " in done.stdout and "2 passed, 0 failed" in done.stdout
 
 
+@pytest.mark.fuzz  # 40 s a run, and run again when a loaded machine answers the prompt after its node's death
 def test_memory_keys_caught_by_a_network_fault_schedule_and_replayed(haproxy: None, pg_dsn: str) -> None:
     """Four steps of seed 102's schedule (kept: a full run takes longer): a keyed prompt answered, its node killed
     behind the balancer and restarted, then a retry on another connection whose answer the network swallows. A node
