@@ -436,6 +436,8 @@ def test_memory_keys_caught_by_a_network_fault_schedule_and_replayed(haproxy: No
     behind the balancer and restarted, then a retry on another connection whose answer the network swallows. A node
     keeping keys in memory has forgotten the key: the retry stores the prompt a second time. The shrink's printed
     line replays the failure."""
+    if not os.environ.get("ACP_FUZZ_DRAWS"):
+        pytest.skip("make fuzz runs it (40 s a run); make test runs the reference cluster's network-fault schedules")
     cluster = ["--nodes", "2", "--postgres", pg_dsn]
     bug, seed = _node("memory-keys"), ["--seed", "102", "--schedules", "1", "--bound", "8", "--keep", "4,10,12,13"]
     for _ in range(3):
@@ -458,6 +460,8 @@ def test_memory_keys_caught_by_a_network_fault_schedule_and_replayed(haproxy: No
 
 @pytest.mark.fuzz
 def test_reference_cluster_passes_a_large_network_fault_budget(haproxy: None, pg_dsn: str) -> None:
+    if not os.environ.get("ACP_FUZZ_DRAWS"):
+        pytest.skip("make fuzz runs it (minutes); make test runs two schedules")
     schedules = max(10, int(os.environ.get("ACP_FUZZ_DRAWS", "0")) // 100)
     for profile in ("http", "websocket"):
         cluster = ["--nodes", "3", "--postgres", pg_dsn, "--profile", profile]
