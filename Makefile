@@ -61,7 +61,7 @@ pytest: $(PACKAGES)
 	@$(PY) -m pytest tests/journey > $(JOURNEY_LOG) 2>&1 & journey=$$!; \
 	$(PY) -m pytest $(RUNTIME_HALF) > $(RUNTIME_LOG) 2>&1 & runtime=$$!; \
 	trap 'kill $$journey $$runtime 2>/dev/null' INT TERM; \
-	$(PY) -m pytest --ignore=tests/journey $(addprefix --ignore=,$(RUNTIME_HALF)); suite=$$?; \
+	$(PY) -m pytest tests --ignore=tests/journey $(addprefix --ignore=,$(filter tests/%,$(RUNTIME_HALF))); suite=$$?; \
 	wait $$runtime; half=$$?; \
 	echo "== the runtime half, run beside the rest ($(RUNTIME_LOG)):"; cat $(RUNTIME_LOG); \
 	wait $$journey; walk=$$?; \
