@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import tomllib
+from pathlib import Path
 
 from tests.journey.readers import ALL_READERS
 from tests.support import ROOT
@@ -54,14 +56,25 @@ def test_quick_runs_the_journeys_checks_and_every_spec_reader() -> None:
     assert "tests/journey" not in tests, "the journey's own checks are the readers; the journey is not one of them"
 
 
-def test_pytest_runs_the_journey_beside_everything_else() -> None:
-    """`make pytest` runs the journey in a process of its own and every other test in another: nothing twice, nothing
-    left out, and the journey's status counts."""
+def test_pytest_runs_every_test_module_once_in_processes_side_by_side() -> None:
+    """`make pytest` runs the journey, the runtime half and the rest in processes of their own: every test module of
+    the configured test paths is collected by exactly one of them, and every process's status counts."""
     lines = _recipe("pytest")
-    runs = [line for line in lines if " -m pytest" in line]
-    assert len(runs) == 2, runs
-    journey, rest = runs
-    assert journey.startswith(".venv/bin/python -m pytest tests/journey ") and " & journey=$!" in journey, journey
-    assert rest.startswith(".venv/bin/python -m pytest --ignore=tests/journey; "), rest
+    runs = [line.split(";")[0].split(" > ")[0].split(" & ")[0] for line in lines if " -m pytest" in line]
+    assert len(runs) == 3, runs
+    collected: list[set[Path]] = []
+    for run in runs:
+        words = run.split()[3:]  # after ".venv/bin/python -m pytest"
+        paths = [ROOT / w for w in words if not w.startswith("-")]
+        ignored = [ROOT / w.removeprefix("--ignore=") for w in words if w.startswith("--ignore=")]
+        assert paths, run
+        modules = {m for p in paths for m in p.rglob("test_*.py") if not any(m.is_relative_to(i) for i in ignored)}
+        collected.append(modules)
+    configured = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    everything = {m for top in configured["testpaths"] for m in (ROOT / top).rglob("test_*.py")}
+    assert set().union(*collected) == everything, sorted(map(str, everything - set().union(*collected)))
+    assert sum(len(c) for c in collected) == len(everything), "a test module is run by two processes"
     recipe = "\n".join(lines)
-    assert "wait $journey" in recipe and "exit $walk" in recipe, recipe
+    for process in ("journey", "runtime"):
+        assert f"wait ${process}" in recipe, recipe
+    assert "for status in $suite $half $walk" in recipe, recipe
