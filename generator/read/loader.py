@@ -378,13 +378,19 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int, str
     return line, column, " ".join(p for p in (context, problem) if p) or "invalid YAML"
 
 
+def _nonblank_above(rows: list[str], line: int) -> int:
+    """The index of the nearest line above `line` (0-based) that is not blank, or -1 when there is none."""
+    above = line - 1
+    while above >= 0 and not rows[above].strip():
+        above -= 1
+    return above
+
+
 def _keyless_line_above(text: str, line: int, indent: str) -> int | None:
     """The line above `line` (0-based) when it starts at the same indentation and has no `:` at all: an entry whose
     colon is missing, which YAML reads as the start of a value that the next line's `key:` then breaks."""
     rows = text.splitlines()
-    above = line - 1
-    while above >= 0 and not rows[above].strip():
-        above -= 1
+    above = _nonblank_above(rows, line)
     if above < 0:
         return None
     row = rows[above]
@@ -396,9 +402,7 @@ def _under_a_value(text: str, line: int, indent: str) -> bool:
     """Whether the line above `line` (0-based) is indented less and is a `key: value` entry with its value written:
     then `line`, a `key: value` indented deeper, was meant as that entry's sibling."""
     rows = text.splitlines()
-    above = line - 1
-    while above >= 0 and not rows[above].strip():
-        above -= 1
+    above = _nonblank_above(rows, line)
     if above < 0:
         return False
     row = rows[above]
