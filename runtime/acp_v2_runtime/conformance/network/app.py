@@ -13,12 +13,13 @@ An unknown fault, or one the profile cannot carry, is answered 400 with the reas
 from __future__ import annotations
 
 import json
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
 
 from . import asgi
-from .faults import APPLIES_TO, Fault, FaultPlan
+from .faults import APPLIES_TO, Fault, FaultPlan, Killer
 from .http_relay import HttpRelay
 from .watches import Watches
 from .ws_relay import WebSocketRelay
@@ -32,15 +33,17 @@ class FaultProxy:
     """An ASGI app forwarding ACP's remote transport to `upstream` (an http:// endpoint), making armed faults.
 
     Arm faults with `plan.arm(...)` from any thread (or through the control knob); each returns the record that
-    says, once made, what the Agent answered and what the Client was told."""
+    says, once made, what the Agent answered and what the Client was told. With a `killer`, the node kills can be
+    armed too."""
 
-    def __init__(self, upstream: str, *, hold_limit: float = DEFAULT_HOLD_LIMIT) -> None:
+    def __init__(self, upstream: str, *, hold_limit: float = DEFAULT_HOLD_LIMIT, killer: Killer | None = None) -> None:
         self.upstream = upstream
-        self.plan = FaultPlan()
+        self.plan = FaultPlan(can_kill=killer is not None)
         self.hold_limit = hold_limit
+        self.killer = killer
         self._watches = Watches()
         self._client: httpx.AsyncClient | None = None
-        self._sockets = WebSocketRelay(upstream, self.plan, self._watches, hold_limit)
+        self._sockets = WebSocketRelay(upstream, self.plan, self._watches, hold_limit, killer)
 
     def _http(self) -> HttpRelay:
         # The httpx client belongs to the event loop that serves, so it is made on the first request.
@@ -51,8 +54,11 @@ class FaultProxy:
                 # request with a ReadError, and a POST must never be sent twice by the proxy itself.
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
                 trust_env=False,  # the upstream is reached directly, whatever the environment says
+                # A relay keeps no cookies: each request carries its Client's own. A jar here would send the first
+                # Client's affinity cookie with every later request, so a balancer would set no cookie for them.
+                cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
             )
-        return HttpRelay(self.upstream, self._client, self.plan, self._watches, self.hold_limit)
+        return HttpRelay(self.upstream, self._client, self.plan, self._watches, self.hold_limit, self.killer)
 
     async def __call__(self, scope: asgi.Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
