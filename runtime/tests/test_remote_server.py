@@ -115,6 +115,42 @@ def test_limits_must_be_positive() -> None:
             Limits(**bad)  # type: ignore[arg-type]
 
 
+def test_an_http_connection_whose_client_went_quiet_is_ended_as_a_delete_would_end_it() -> None:
+    """No stream open and no POST for max_idle_seconds: the connection ends and its Agent is closed. A stream kept
+    open keeps it, however long nothing is sent; a POST restarts the clock; the stream's end starts it again."""
+
+    async def test() -> None:
+        agents: list[Scripted] = []
+
+        def make(send: Send) -> Scripted:
+            agents.append(Scripted(send))
+            return agents[-1]
+
+        app = AcpServer(make, limits=Limits(max_idle_seconds=0.6))
+        async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
+            quiet, kept = await connect(client, url), await connect(client, url)
+            texts: list[str] = []
+            opened = asyncio.Event()
+            reader = asyncio.create_task(read_stream(client, url, {"acp-connection-id": kept}, texts, opened))
+            await asyncio.wait_for(opened.wait(), WAIT)
+            await until(lambda: quiet not in app.registry.connections and agents[0].closed)
+            assert not agents[1].closed
+            gone = await client.post(url, json=call("late", "echo"), headers={"acp-connection-id": quiet})
+            assert gone.status_code == 404
+            await asyncio.sleep(1.5)  # well past the limit: the open stream keeps its connection
+            answer = await client.post(url, json=call("still", "echo"), headers={"acp-connection-id": kept})
+            assert answer.status_code == 202
+            await until(lambda: any('"still"' in text for text in texts))
+            reader.cancel()
+            await until(lambda: kept not in app.registry.connections and agents[1].closed)
+
+    run(test)
+    assert Limits().max_idle_seconds == 60.0 and Limits(max_idle_seconds=float("inf")).max_idle_seconds
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="max_idle_seconds"):
+            Limits(max_idle_seconds=bad)
+
+
 def test_connections_never_see_each_others_output() -> None:
     """Two connections with a session of the same name: each stream carries only its own connection's messages,
     and a connection id is long, random and needed for everything."""

@@ -8,6 +8,9 @@ the event streams (`Mailbox`) its output waits on, and the routes that say which
                │                       Agent's messages whose params name the session)
                └─ socket stream       (WebSocket: every message, in order)
 
+An HTTP connection with no event stream open that gets no POST for `Limits.max_idle_seconds` is ended as a DELETE
+would end it: its Client went away without saying so (a live Client keeps its connection's stream open).
+
 Output is counted (`buffered_bytes`, the JSON text waiting on HTTP streams). At `Limits.max_buffered_bytes` new
 requests wait before they reach the Agent; if no reader takes anything for `max_output_stall_seconds`, the
 connection is closed. Session streams that hold output with no reader are counted against
@@ -165,6 +168,7 @@ class Connection:
         self._initial: asyncio.Future[dict[str, Any]] | None = None
         self._initial_key: str | None = None
         self._stall_watch: asyncio.Task[None] | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
         self.agent = factory(self.deliver)
 
     # -- from the Client ------------------------------------------------------------------------------------------
@@ -229,6 +233,7 @@ class Connection:
 
     def reader_changed(self, stream: Mailbox) -> None:
         """Keep the count of session streams without a reader; a stream its reader left empty is dropped."""
+        self.touch()
         if self.closed or stream.session is None:
             return
         if stream.reader is not None:
@@ -328,6 +333,32 @@ class Connection:
         if is_request(message) and (key := id_key(message["id"])) is not None:
             self.pending_routes[key] = None if message["method"] == SESSION_LOAD else route
 
+    # -- a Client gone quiet --------------------------------------------------------------------------------------
+
+    def touch(self) -> None:
+        """The Client did something (a POST, a stream opened or left): an HTTP connection with no stream open is
+        ended `max_idle_seconds` from now, unless it does something again."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        limit = self.limits.max_idle_seconds
+        if self.closed or self.transport != "http" or limit == float("inf") or self._has_reader():
+            return
+        self._idle_timer = asyncio.get_running_loop().call_later(limit, self._idle)
+
+    def _has_reader(self) -> bool:
+        return self.connection_stream.reader is not None or any(s.reader is not None for s in self.sessions.values())
+
+    def _idle(self) -> None:
+        self._idle_timer = None
+        if not self.closed and not self._has_reader():
+            log.info(
+                "closing connection %s: no stream open and no request for %gs",
+                self.id[:8],
+                self.limits.max_idle_seconds,
+            )
+            self.shutdown()
+
     # -- the end --------------------------------------------------------------------------------------------------
 
     def close_for_limit(self, reason: LimitExceeded) -> None:
@@ -340,6 +371,8 @@ class Connection:
         if self.closed:
             return
         self.closed = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         self._notify_progress()
         for stream in (self.connection_stream, self.socket_stream, *self.sessions.values()):
             stream.abort()

@@ -1,7 +1,8 @@
 """What one connection of the remote transport may hold, with the TypeScript SDK 2.4.0's defaults.
 
 Each limit is named as the SDK's `ConnectionLimits` names it (in snake case) and defaults to the same value, so an
-Agent served by `acp_v2_runtime.remote` and one served by the SDK's `AcpServer` refuse the same traffic.
+Agent served by `acp_v2_runtime.remote` and one served by the SDK's `AcpServer` refuse the same traffic. One limit
+is ours alone, `max_idle_seconds` (the SDK keeps an HTTP connection until its DELETE; see its docstring).
 """
 
 from __future__ import annotations
@@ -28,15 +29,24 @@ class Limits:
     """The longest session id or string request id a connection routes (in characters)."""
     max_request_body_bytes: int = 16 * MIB
     """The largest POST body read (the SDK's Node adapter's `maxRequestBodyBytes`); a larger one is answered 413."""
+    max_idle_seconds: float = 60.0
+    """HTTP only, and not the SDK's: how long a connection may have no event stream open and get no POST before it is
+    ended as its DELETE would end it (its Agent closed, what it held let go). A live Client keeps its connection's
+    stream open (the SDK's client and ours do), so this ends only a Client that went away without a DELETE: its
+    process or its network gone. `math.inf` keeps every connection until its DELETE, as the SDK does."""
 
     def __post_init__(self) -> None:
         for name in ("max_buffered_bytes", "max_buffered_session_streams", "max_id_length", "max_request_body_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive whole number, not {value!r}")
-        stall = self.max_output_stall_seconds
-        if isinstance(stall, bool) or not isinstance(stall, int | float) or not math.isfinite(stall) or stall <= 0:
-            raise ValueError(f"max_output_stall_seconds must be a positive number of seconds, not {stall!r}")
+        for name in ("max_output_stall_seconds", "max_idle_seconds"):
+            value = getattr(self, name)
+            finite = name == "max_output_stall_seconds"
+            if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or value <= 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+            if finite and math.isinf(value):
+                raise ValueError(f"{name} must be a finite number of seconds, not {value!r}")
 
 
 class LimitExceeded(Exception):

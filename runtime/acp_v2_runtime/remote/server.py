@@ -31,7 +31,8 @@ HTTP, one endpoint (each answer as the SDK gives it):
            A request waits while the connection's output is full; a client that gives up meanwhile gets 499.
     GET    Accept text/event-stream (else 406): the connection's event stream, or with Acp-Session-Id that
            session's; a second reader 409. Each message is one `data:` event; `:` comments keep it alive.
-    DELETE ends the connection: 202, 404 unknown.
+    DELETE ends the connection: 202, 404 unknown. So does Limits.max_idle_seconds with no stream open and no POST
+           (ours alone: the SDK keeps such a connection until its DELETE).
     WebSocket upgrade on the same endpoint: Acp-Connection-Id on the 101; every message a text frame; the first
            must be `initialize` (else closed 1002); limits close it with 1008.
 """
@@ -175,6 +176,7 @@ class AcpServer:
         connection = self.registry.get(connection_id)
         if connection is None:
             raise Refused(404, "Unknown Acp-Connection-Id")
+        connection.touch()
         if is_response(message):
             self.forward_response(connection, request, message)
         else:
@@ -201,6 +203,7 @@ class AcpServer:
             await respond_json(send, 500, {"jsonrpc": "2.0", "id": message["id"], "error": failed})
             return
         self.registry.register(connection)
+        connection.touch()  # the idle clock starts: the Client opens its stream next
         await respond_json(send, 200, answer, [(CONNECTION_HEADER_NAME.encode(), connection.id.encode())])
 
     async def forward_call(self, connection: Connection, request: Request, message: dict[str, Any]) -> None:
