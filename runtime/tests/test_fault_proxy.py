@@ -22,6 +22,7 @@ from acp_v2_runtime.conformance.network import (  # noqa: E402
     FaultPlan,
     running_proxy,
 )
+from acp_v2_runtime.conformance.network.faults import KILLS  # noqa: E402
 
 
 def test_every_fault_says_what_it_does_and_where() -> None:
@@ -42,6 +43,18 @@ def test_faults_are_taken_in_order_by_a_prompt_that_can_carry_them() -> None:
         plan.arm(Fault.POST_502, WEBSOCKET)
     with pytest.raises(ValueError):
         plan.arm("no-such-fault")
+
+
+def test_a_node_kill_is_armed_only_on_a_proxy_that_can_kill() -> None:
+    for fault in KILLS:
+        with pytest.raises(ValueError, match="can kill nodes"):
+            FaultPlan().arm(fault)
+        assert FaultPlan(can_kill=True).arm(fault).fault is fault
+    with running_proxy(_closed_port(), hold_limit=5) as proxy, httpx.Client(trust_env=False, timeout=30) as http:
+        refused = http.post(f"{proxy.control}/arm", json={"fault": Fault.KILL_AFTER_ANSWER.value})
+        assert refused.status_code == 400 and "can kill nodes" in refused.text
+    with running_proxy(_closed_port(), hold_limit=5, killer=lambda cookies: None) as proxy:
+        assert proxy.arm(Fault.KILL_AFTER_FORWARD).fault is Fault.KILL_AFTER_FORWARD
 
 
 def _closed_port() -> str:

@@ -169,6 +169,9 @@ def test_usage(tmp_path: Path) -> None:
         [sys.executable, "-m", "acp_v2_runtime.remote.bridge"], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "--url" in done.stderr
+    bad = [sys.executable, "-m", "acp_v2_runtime.remote.bridge", "--url", "http://127.0.0.1:9/", "--cookie", "novalue"]
+    done = subprocess.run(bad, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "NAME=VALUE" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_the_kit_runs_against_a_url(agent_url: str) -> None:

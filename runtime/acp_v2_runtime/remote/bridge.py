@@ -18,6 +18,8 @@ and the answers read for them go back to the Agent under the Agent's own ids.
 
 The cookies the endpoint set (a balancer's affinity cookie names the node) are said on stderr, one line
 `bridge: cookies NAME=VALUE; ...` each time they change, so that whoever runs the bridge knows which node serves it.
+`--cookie NAME=VALUE` sends a cookie from the first request on: with a balancer's affinity cookie, the connection
+asks for that node (the balancer picks another, and says so, when the node is down).
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Sequence
 from http.cookiejar import CookieJar
 from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
 
 from ..client import ErrorResponse, NoResponse, NotSent
 from ..reference_agent.transport import read_stdin
@@ -47,7 +53,9 @@ FOREVER = 24 * 3600.0
 class Bridge:
     """One remote connection carried over this process's stdin and stdout."""
 
-    def __init__(self, url: str, profile: str = "http", *, out: Any = None) -> None:
+    def __init__(
+        self, url: str, profile: str = "http", *, out: Any = None, cookies: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self.out = out if out is not None else sys.stdout
         make = WebSocketConnection if profile == "websocket" else HttpConnection
         bridge = self
@@ -59,6 +67,9 @@ class Bridge:
                     bridge.failed(f"the connection ended: {why}")
 
         self.jar = CookieJar()
+        host = urlsplit(url).hostname or ""
+        for name, value in cookies:
+            httpx.Cookies(self.jar).set(name, value, domain=host)  # kept in the jar: later Set-Cookies replace it
         self._said = ""
         self.connection: ClientConnection = Watched(
             url, on_notification=self._notification, on_request=self._agent_request, timeout=FOREVER, cookies=self.jar
@@ -180,8 +191,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--url", required=True, help="the served Agent's endpoint (http:// or https://)")
     parser.add_argument("--profile", choices=PROFILES, default="http", help="the remote profile (default http)")
+    parser.add_argument(
+        "--cookie", action="append", default=[], metavar="NAME=VALUE", help="a cookie to send from the start"
+    )
     args = parser.parse_args(argv)
-    return asyncio.run(Bridge(args.url, args.profile).run())
+    cookies = []
+    for given in args.cookie:
+        name, equals, value = given.partition("=")
+        if not equals or not name.strip():
+            parser.error(f"--cookie takes NAME=VALUE, not {given!r}")
+        cookies.append((name.strip(), value.strip()))
+    return asyncio.run(Bridge(args.url, args.profile, cookies=cookies).run())
 
 
 if __name__ == "__main__":

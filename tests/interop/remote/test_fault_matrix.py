@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from acp_v2_runtime.client import ErrorResponse, NoResponse, SendFailure
 from acp_v2_runtime.conformance.network import APPLIES_TO, Fault, RunningProxy, running_proxy
+from acp_v2_runtime.conformance.network.faults import KILLS
 from acp_v2_runtime.remote.client import RemoteClient
 
 from tests.interop.remote.conftest import MATRIX
@@ -41,7 +42,8 @@ WAIT = 30.0
 """Seconds the test waits for the proxy to have made the fault, after the Client is done."""
 QUIET = {Fault.SWALLOW_ANSWER, Fault.HOLD_POST_FORWARDED, Fault.HOLD_POST_UNFORWARDED}
 
-CELLS = [(fault, profile) for fault in Fault for profile in APPLIES_TO[fault]]
+CELLS = [(fault, profile) for fault in Fault if fault not in KILLS for profile in APPLIES_TO[fault]]
+"""Every fault but the node kills, which need a cluster to kill a node of (runtime/tests/test_history_remote.py)."""
 
 SDK_TOLD: dict[Fault, tuple[str, int | None]] = {
     Fault.POST_502: ("error", -32603),  # the SDK's own -32603, with data {status: 502, body}

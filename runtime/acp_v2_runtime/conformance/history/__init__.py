@@ -42,7 +42,7 @@ from typing import Any
 from .. import handshake_key
 from ..connection import AgentNotStarted, TraceFailure
 from .check import INVARIANTS, Violation, check, free_at
-from .remote import faults_for, remote_target
+from .remote import remote_target
 from .run import History, NeedsMissing, Runner
 from .schedule import FAULTS, PROMPTING, Shape, Step, generate, kept
 from .store import open_store
@@ -100,7 +100,7 @@ class _Tally:
         self.schedules += 1
         self.requests += history.requests
         self.faults.update(_fault_label(step) for step in history.steps if step.op in FAULTS)
-        self.made.update(a.fault for a in history.attempts if a.fault is not None)
+        self.made.update(history.made)
         for attempt in history.attempts:
             self.answers[_answer_label(attempt.outcome, attempt.code)] += 1
 
@@ -236,7 +236,7 @@ async def _run(args: argparse.Namespace, command: list[str], seed: int, remote: 
             restart=store.can_restart and remote is None,
             stall_seconds=args.stall,
             fail="failInsert" in runner.offers,
-            net=faults_for(args.profile) if remote is not None else (),
+            net=remote.faults if remote is not None else (),
             kill="process" if remote is None else "node" if remote.cluster is not None else "",
         )
         holds = "on" if shape.hold else "off (no holdInsert offered)"

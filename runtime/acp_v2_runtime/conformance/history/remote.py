@@ -7,12 +7,16 @@ way the kit serves its fault proxy in front, and every Agent instance of the sch
 no answer (the bridge exits), never as an error answer.
 
 Over URLs a kill is a node killed behind the balancer (the real remote crash: every connection it served is lost,
-and the retries that follow reach the other nodes); a close is the bridge ending politely (a DELETE on HTTP).
+and the retries that follow reach the other nodes); a close is the bridge ending politely (a DELETE on HTTP). With
+a cluster, the proxy can also kill the node a prompt reached at the worst moments (`node-kill-after-forward`, while
+it holds or inserts the key; `node-kill-after-answer`, just after it answered): the proxy names the node by the
+balancer's cookie and `Remote.kill_by_cookie` kills it. Every killed node is started again in the background.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import sys
 import threading
@@ -21,16 +25,16 @@ from typing import Any
 
 from ...cluster import Cluster
 from ..network import Fault, running_proxy
-from ..network.faults import APPLIES_TO
+from ..network.faults import APPLIES_TO, KILLS
 
 HOLD_LIMIT = 3.0
 """Seconds the proxy holds a POST of a held-POST fault before answering 504: the bridge waits for no deadline of
 its own, so the hold must end for the connection to be seen lost (and the steps behind it to go on)."""
 
 
-def faults_for(profile: str) -> tuple[str, ...]:
-    """The network faults the proxy can make on `profile`, by name."""
-    return tuple(f.value for f in Fault if profile in APPLIES_TO[f])
+def faults_for(profile: str, kills: bool = False) -> tuple[str, ...]:
+    """The network faults the proxy can make on `profile`, by name (the node kills too when `kills`)."""
+    return tuple(f.value for f in Fault if profile in APPLIES_TO[f] and (kills or f not in KILLS))
 
 
 class Remote:
@@ -38,17 +42,28 @@ class Remote:
 
     def __init__(self, proxy: Any, profile: str, cluster: Cluster | None) -> None:
         self.proxy, self.profile, self.cluster = proxy, profile, cluster
-        self._restarts: dict[str, asyncio.Task[None]] = {}
-        self._lock = threading.Lock()
+        self._restarts: dict[str, concurrent.futures.Future[None]] = {}  # node name -> its restart, running
+        self._starter = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="node-restart")
+        self._lock = threading.RLock()  # kills come from the kit's event loop and from the proxy's thread
+        self._one_restart = threading.Lock()  # restarts one at a time (each waits for the balancer to see it up)
 
     def bridge(self) -> list[str]:
         """The Agent command of each instance: a bridge to the proxy."""
         module = "acp_v2_runtime.remote.bridge"
         return [sys.executable, "-m", module, "--url", self.proxy.url, "--profile", self.profile]
 
+    def placement(self, instance: int) -> list[str]:
+        """The bridge arguments that send instance `instance` to a node of its own (instance i to node i modulo the
+        cluster's size, by the balancer's affinity cookie), so that a schedule, shrunk or replayed, puts its
+        instances on the same nodes; none over a bare URL, where the kit knows no node."""
+        if self.cluster is None:
+            return []
+        node = self.cluster.nodes[instance % len(self.cluster.nodes)].name
+        return ["--cookie", f"{self.cluster.balancer.settings.cookie}={node}"]
+
     @property
     def faults(self) -> tuple[str, ...]:
-        return faults_for(self.profile)
+        return faults_for(self.profile, kills=self.cluster is not None)
 
     def arm(self, fault: str) -> Any:
         """Arms `fault` for the next prompt through the proxy; the record says which request it fell on."""
@@ -58,15 +73,20 @@ class Remote:
         """Forget the faults armed by an earlier schedule."""
         self.proxy.proxy.plan.reset()
 
-    def node_of(self, said: str) -> str | None:
-        """The node a bridge is served by, from what it said on stderr (its affinity cookie), if it said it."""
+    def node_named(self, cookies: str) -> str | None:
+        """The node the balancer's affinity cookie names among `cookies` (a Cookie or Set-Cookie value), if any."""
         assert self.cluster is not None
         cookie = f"{self.cluster.balancer.settings.cookie}="
-        lines = [line for line in said.splitlines() if line.startswith("bridge: cookies ")]
-        for part in lines[-1].removeprefix("bridge: cookies ").split("; ") if lines else ():
+        for part in cookies.replace(",", ";").split(";"):
+            part = part.strip()
             if part.startswith(cookie) and part[len(cookie) :] in {n.name for n in self.cluster.nodes}:
                 return part[len(cookie) :]
         return None
+
+    def node_of(self, said: str) -> str | None:
+        """The node a bridge is served by, from what it said on stderr (its affinity cookie), if it said it."""
+        lines = [line for line in said.splitlines() if line.startswith("bridge: cookies ")]
+        return self.node_named(lines[-1].removeprefix("bridge: cookies ")) if lines else None
 
     async def kill_node(self, index: int, said: str = "") -> str:
         """SIGKILL the node whose cookie the bridge's stderr `said` names (else node `index` modulo the cluster's
@@ -74,24 +94,52 @@ class Remote:
         assert self.cluster is not None
         name = self.node_of(said)
         node = self.cluster.node(name if name is not None else index % len(self.cluster.nodes))
-        restarting = self._restarts.pop(node.name, None)
-        if restarting is not None:
+        restarting = self._restarts.get(node.name)
+        if restarting is not None:  # killed a moment ago: let it come up first, then kill it again
             with contextlib.suppress(Exception):
-                await restarting
-        self.cluster.kill(node.name)
-        self._restarts[node.name] = asyncio.create_task(asyncio.to_thread(self._restart, node.name))
+                await asyncio.wrap_future(restarting)
+        self._kill(node.name)
         return node.name
+
+    def kill_by_cookie(self, cookies: str) -> str | None:
+        """The proxy's `Killer`: SIGKILL the live node the balancer's cookie names, start it again in the
+        background; its name (None when the cookie names none, or the node is down already)."""
+        name = self.node_named(cookies)
+        if name is None:
+            return None
+        with self._lock:
+            restarting = self._restarts.get(name)
+            if restarting is not None and not restarting.done():
+                return None
+            return self._kill(name)
+
+    def _kill(self, name: str) -> str:
+        assert self.cluster is not None
+        with self._lock:
+            self.cluster.kill(name)
+            self._restarts[name] = self._starter.submit(self._restart, name)
+        return name
 
     def _restart(self, name: str) -> None:
         assert self.cluster is not None
-        with self._lock:
+        with self._one_restart:
             self.cluster.restart(name)
 
     async def settle(self) -> None:
         """Wait until every node killed is up again."""
-        for task in list(self._restarts.values()):
-            await task
-        self._restarts.clear()
+        while True:
+            with self._lock:
+                running = [f for f in self._restarts.values() if not f.done()]
+                if not running:
+                    failed = [f for f in self._restarts.values() if f.exception() is not None]
+                    self._restarts.clear()
+                    break
+            await asyncio.wait([asyncio.wrap_future(f) for f in running])
+        if failed:
+            raise failed[0].exception()  # type: ignore[misc]
+
+    def close(self) -> None:
+        self._starter.shutdown(wait=True)
 
 
 @contextlib.contextmanager
@@ -106,9 +154,18 @@ def remote_target(
         command = [part.replace("{db}", postgres) for part in command]
         cluster = Cluster(postgres, nodes=nodes, command=command).start()
         url = cluster.url
+    remote: Remote | None = None
+
+    def killer(cookies: str) -> str | None:
+        return remote.kill_by_cookie(cookies) if remote is not None else None
+
     try:
-        with running_proxy(url, hold_limit=HOLD_LIMIT) as proxy:
-            yield Remote(proxy, profile, cluster)
+        with running_proxy(url, hold_limit=HOLD_LIMIT, killer=killer if cluster is not None else None) as proxy:
+            remote = Remote(proxy, profile, cluster)
+            try:
+                yield remote
+            finally:
+                remote.close()
     finally:
         if cluster is not None:
             cluster.stop()

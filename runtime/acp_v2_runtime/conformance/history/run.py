@@ -27,6 +27,7 @@ from acp_v2_schema.retry import IDEMPOTENCY_KEY_MAX_LENGTH as KEY_MAX_LENGTH
 from acp_v2_schema.retry import IDEMPOTENCY_KEY_MIN_LENGTH as KEY_MIN_LENGTH
 
 from ..connection import Connection, TraceFailure
+from ..network.faults import FAILS_THE_ATTEMPT
 from ..steps import PROTOCOL_VERSION, RELEASE, REPLAY_FROM_START, USER_MESSAGE
 from .schedule import PROMPTING, Step
 
@@ -104,6 +105,7 @@ class History:
     work: list[Work] = field(default_factory=list)  # what each process reported, per session
     problems: list[str] = field(default_factory=list)  # protocol problems the connections saw
     requests: int = 0
+    made: list[str] = field(default_factory=list)  # over URLs: the network faults that fell on a prompt, by name
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,10 @@ class Runner:
         self.due: Callable[[History, Attempt], float] | None = None
         self.remote: Any = None  # over URLs: the fault proxy and the cluster (history.remote.Remote)
 
-    async def _start(self, db: str, workdir: str, secrets: set[str]) -> TimedConnection:
+    async def _start(self, db: str, workdir: str, secrets: set[str], instance: int | None = None) -> TimedConnection:
         command = [part.replace("{tmp}", workdir).replace("{db}", db) for part in self.command]
+        if instance is not None and self.remote is not None:
+            command += self.remote.placement(instance)  # over a cluster: each instance asks for a node of its own
         conn = await TimedConnection.start("agent", command, secrets)
         params: dict[str, Any] = {
             "protocolVersion": PROTOCOL_VERSION,
@@ -210,7 +214,7 @@ class _Schedule:
         deadline = self._now() + self.runner.timeout
         while True:
             try:
-                conn = await (started or self.runner._start(self.db, self.workdir, self.secrets))
+                conn = await (started or self.runner._start(self.db, self.workdir, self.secrets, index))
                 break
             except TraceFailure:
                 if self._now() > deadline:
@@ -244,9 +248,11 @@ class _Schedule:
             # Every process an instance needs starts at once (a process start is most of a short schedule's time),
             # and only the instances a step acts on: a shrunk schedule may need fewer.
             used = {s.instance for s in self.history.steps if s.op in (*PROMPTING, *ON_INSTANCE)} - {0}
-            starting = {i: asyncio.create_task(self.runner._start(self.db, self.workdir, self.secrets)) for i in used}
+            starting = {
+                i: asyncio.create_task(self.runner._start(self.db, self.workdir, self.secrets, i)) for i in used
+            }
             self.background.extend(starting.values())
-            first = await self.runner._start(self.db, self.workdir, self.secrets)
+            first = await self.runner._start(self.db, self.workdir, self.secrets, 0)
             self.all_conns.append(first)
             self.process[id(first)] = (0, 0)
             for _ in range(self.runner.sessions):
@@ -465,8 +471,15 @@ class _Schedule:
         by_rid = {a.rid: a for a in self.history.attempts}
         for armed in self.armed:
             attempt = by_rid.get(armed.request_id) if armed.request_id is not None else None
-            if attempt is not None:
-                attempt.fault = armed.fault.value
+            if attempt is None:
+                continue
+            self.history.made.append(armed.fault.value)
+            if armed.fault in FAILS_THE_ATTEMPT:
+                attempt.fault = armed.fault.value  # the Client heard no answer: the outcome is unknown to it
+            if armed.killed is not None and armed.killed_at is not None:
+                # The proxy killed the node the attempt reached: as a node-kill step would, at that moment.
+                node = Event("node", armed.killed_at, attempt.instance, attempt.generation, step=attempt.n)
+                self.history.events.append(node)
         for conn in self.all_conns:
             if conn.problem is not None:
                 self.history.problems.append(conn.problem)

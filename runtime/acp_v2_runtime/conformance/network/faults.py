@@ -2,9 +2,11 @@
 
 A fault is armed for the next `session/prompt` request the proxy forwards (on one profile, or on either), never by
 timing: the proxy finds the prompt in the request body or the WebSocket frame, and its answer in the session's
-event stream or the socket, by their JSON-RPC id. Every fault except `hold-post-unforwarded` lets the Agent answer
-the prompt and keeps that answer from the Client, so the Agent has inserted the message (or failed it, which the
-record shows) before the Client hears anything: the ambiguous failure the idempotency key exists for.
+event stream or the socket, by their JSON-RPC id. Most faults let the Agent answer the prompt and keep that answer
+from the Client, so the Agent has inserted the message (or failed it, which the record shows) before the Client
+hears anything: the ambiguous failure the idempotency key exists for. `hold-post-unforwarded` never lets the Agent
+see the prompt; the two node kills (only on a proxy given a `Killer`) crash the node while it holds or inserts the
+key, or just after it answered.
 
 `FaultPlan` is shared by the proxy's event loop and the caller's thread: arming and reading records take a lock,
 and each `Armed` record has a thread-safe `wait`.
@@ -16,6 +18,7 @@ import enum
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +37,8 @@ class Fault(enum.Enum):
     WS_CLOSE_AFTER_PROMPT = "ws-close-after-prompt"
     HOLD_POST_FORWARDED = "hold-post-forwarded"
     HOLD_POST_UNFORWARDED = "hold-post-unforwarded"
+    KILL_AFTER_FORWARD = "node-kill-after-forward"
+    KILL_AFTER_ANSWER = "node-kill-after-answer"
 
 
 MEANING: dict[Fault, str] = {
@@ -64,6 +69,17 @@ MEANING: dict[Fault, str] = {
         "the prompt POST is never forwarded: it is held until the Client gives up or the hold limit passes (then "
         "504), and dropped; the Agent never sees that attempt"
     ),
+    Fault.KILL_AFTER_FORWARD: (
+        "the prompt is forwarded and accepted, and at once the node serving the connection is killed (SIGKILL), "
+        "while it holds or inserts the key; an answer that still comes is dropped, and the Client's stream or "
+        "socket breaks. Needs a killer (the kit's cluster)"
+    ),
+    Fault.KILL_AFTER_ANSWER: (
+        "the prompt is forwarded; when its answer comes, it is passed on and the node that gave it is killed "
+        "(SIGKILL) at once, so the Client is told what a node said just before it died: a messageId it answered "
+        "must be a message the store keeps. (The Client's other streams break with the node, and may reach it "
+        "first: then it hears no answer.) Needs a killer (the kit's cluster)"
+    ),
 }
 
 APPLIES_TO: dict[Fault, tuple[str, ...]] = {
@@ -74,11 +90,24 @@ APPLIES_TO: dict[Fault, tuple[str, ...]] = {
     Fault.WS_CLOSE_AFTER_PROMPT: (WEBSOCKET,),
     Fault.HOLD_POST_FORWARDED: (HTTP,),
     Fault.HOLD_POST_UNFORWARDED: (HTTP,),
+    Fault.KILL_AFTER_FORWARD: (HTTP, WEBSOCKET),
+    Fault.KILL_AFTER_ANSWER: (HTTP, WEBSOCKET),
 }
 """The profiles on which each fault can be made (a POST or an event stream exists only on HTTP)."""
 
-ANSWER_KEPT_FROM_CLIENT = frozenset(APPLIES_TO) - {Fault.HOLD_POST_UNFORWARDED}
+ANSWER_KEPT_FROM_CLIENT = frozenset(APPLIES_TO) - {Fault.HOLD_POST_UNFORWARDED, Fault.KILL_AFTER_ANSWER}
 """The faults whose prompt reaches the Agent, and whose answer the proxy drops."""
+
+KILLS = frozenset({Fault.KILL_AFTER_FORWARD, Fault.KILL_AFTER_ANSWER})
+"""The faults that kill the node behind the proxy: armed only on a proxy given a killer (one that knows the nodes)."""
+
+FAILS_THE_ATTEMPT = frozenset(APPLIES_TO) - {Fault.KILL_AFTER_ANSWER}
+"""The faults after which the Client hears no answer from the Agent: the outcome is unknown to it (an attempt met by
+node-kill-after-answer is told the Agent's own answer, and judged as any answered attempt)."""
+
+Killer = Callable[[str], "str | None"]
+"""Kills the node a request reached, named by the request's cookies (the balancer's affinity cookie): the node's
+name, or None when no live node is named. Called in a worker thread of the proxy."""
 
 
 def id_key(request_id: Any) -> str:
@@ -100,6 +129,8 @@ class Armed:
     upstream_status: int | None = None
     answer: dict[str, Any] | None = None
     told: str | None = None
+    killed: str | None = None  # the node killed (KILLS), by name
+    killed_at: float | None = None  # when, on time.monotonic's clock
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def finish(self, told: str) -> None:
@@ -136,13 +167,15 @@ class Armed:
             "answer": self.answer,
             "messageId": self.message_id,
             "told": self.told,
+            "killed": self.killed,
         }
 
 
 class FaultPlan:
     """Faults armed for the next prompts, in order, and every fault made so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, can_kill: bool = False) -> None:
+        self.can_kill = can_kill  # a killer was given: the KILLS faults can be armed
         self._lock = threading.Lock()
         self._armed: list[Armed] = []
         self._made: list[Armed] = []
@@ -153,6 +186,8 @@ class FaultPlan:
         fault = Fault(fault)
         if profile is not None and profile not in APPLIES_TO[fault]:
             raise ValueError(f"{fault.value} cannot be made on {profile} (only on {', '.join(APPLIES_TO[fault])})")
+        if fault in KILLS and not self.can_kill:
+            raise ValueError(f"{fault.value} needs a proxy that can kill nodes (the kit's cluster); this one cannot")
         with self._lock:
             armed = Armed(fault, profile, next(self._numbers))
             self._armed.append(armed)

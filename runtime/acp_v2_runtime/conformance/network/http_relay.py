@@ -16,7 +16,8 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from . import asgi
-from .faults import HTTP, Armed, Fault, FaultPlan
+from .faults import HTTP, Armed, Fault, FaultPlan, Killer
+from .kills import kill_node
 from .watches import Watch, Watches, as_message, is_prompt
 
 
@@ -41,7 +42,13 @@ class HttpRelay:
     """Forwards the HTTP profile to one upstream endpoint, making the faults `plan` arms."""
 
     def __init__(
-        self, upstream: str, client: httpx.AsyncClient, plan: FaultPlan, watches: Watches, hold_limit: float
+        self,
+        upstream: str,
+        client: httpx.AsyncClient,
+        plan: FaultPlan,
+        watches: Watches,
+        hold_limit: float,
+        killer: Killer | None = None,
     ) -> None:
         self.upstream = upstream
         self.client = client
@@ -49,6 +56,7 @@ class HttpRelay:
         self.watches = watches
         self.hold_limit = hold_limit
         """How long a held POST, or a POST waiting for the Agent's answer before its 502, waits at most."""
+        self.killer = killer
 
     async def __call__(self, scope: asgi.Scope, receive: Any, send: Any) -> None:
         body = await asgi.read_body(receive) if scope["method"] not in ("GET", "HEAD") else b""
@@ -113,7 +121,10 @@ class HttpRelay:
         elif armed.fault is Fault.HOLD_POST_FORWARDED:
             await self._hold(receive, send, armed, "forwarded, its answer dropped")
         else:
-            # cut-stream and swallow-answer act on the event stream; the POST gets the upstream's 202.
+            # cut-stream, swallow-answer and the node kills act on the event stream; the POST gets the upstream's 202.
+            if armed.fault is Fault.KILL_AFTER_FORWARD:
+                await kill_node(self.killer, armed, asgi.header(scope, "cookie") or "")
+                armed.finish(f"the POST's {response.status_code}, its node {armed.killed} killed at once; no answer")
             await asgi.answer(send, response.status_code, b"", asgi.end_to_end(response.headers.raw))
 
     async def _bad_gateway(self, send: Any, watch: Watch) -> None:
@@ -136,7 +147,8 @@ class HttpRelay:
         headers = asgi.end_to_end(response.headers.raw, "content-encoding")
         await send({"type": "http.response.start", "status": response.status_code, "headers": asgi.encoded(headers)})
         connection = asgi.header(scope, "acp-connection-id") or ""
-        pump = asyncio.ensure_future(self._pump(connection, response, send))
+        cookies = asgi.header(scope, "cookie") or ""
+        pump = asyncio.ensure_future(self._pump(connection, cookies, response, send))
         gone = asyncio.ensure_future(asgi.client_left(receive, float("inf")))
         try:
             await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -147,17 +159,23 @@ class HttpRelay:
         if not pump.cancelled() and pump.done():
             pump.result()  # AbruptCut leaves the app from here
 
-    async def _pump(self, connection: str, response: httpx.Response, send: Any) -> None:
+    async def _pump(self, connection: str, cookies: str, response: httpx.Response, send: Any) -> None:
         try:
-            await self._pump_events(connection, response, send)
+            await self._pump_events(connection, cookies, response, send)
         except httpx.TransportError as exc:  # the upstream broke (its node died): the Client's stream breaks too
             raise AbruptCut(f"the upstream's stream broke: {exc}") from exc
 
-    async def _pump_events(self, connection: str, response: httpx.Response, send: Any) -> None:
+    async def _pump_events(self, connection: str, cookies: str, response: httpx.Response, send: Any) -> None:
         async for event in EventSource(response).aiter_sse():
             watch = self.watches.answer(connection, as_message(event.data))
-            if watch is None:
+            if watch is None or watch.armed.fault is Fault.KILL_AFTER_ANSWER:
                 await send({"type": "http.response.body", "body": frame(event), "more_body": True})
+            if watch is None:
+                continue
+            if watch.armed.fault is Fault.KILL_AFTER_ANSWER:
+                # The answer is on its way to the Client before the node dies (and the Client's streams break).
+                await kill_node(self.killer, watch.armed, cookies)
+                watch.armed.finish(f"the Agent's answer passed on, then its node {watch.armed.killed} killed")
                 continue
             armed = watch.armed
             if armed.fault is Fault.CUT_STREAM_CLEAN:
@@ -168,7 +186,8 @@ class HttpRelay:
                 raise AbruptCut(armed.fault.value)
             if armed.fault is Fault.SWALLOW_ANSWER:
                 armed.finish("nothing: the answer was dropped, the stream stayed open")
-            # post-502 and hold-post-forwarded: dropped here; the POST's relay says what the Client was told.
+            # post-502, hold-post-forwarded and an answer racing node-kill-after-forward: dropped here; the POST's
+            # relay says what the Client was told.
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

@@ -13,7 +13,7 @@ import uvicorn
 
 from ...remote.serve import bind, url_of
 from .app import CONTROL, DEFAULT_HOLD_LIMIT, FaultProxy
-from .faults import Armed, Fault
+from .faults import Armed, Fault, Killer
 from .http_relay import AbruptCut
 
 
@@ -52,10 +52,16 @@ class RunningProxy:
 
 @contextmanager
 def running_proxy(
-    upstream: str, *, host: str = "127.0.0.1", port: int = 0, hold_limit: float = DEFAULT_HOLD_LIMIT
+    upstream: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    hold_limit: float = DEFAULT_HOLD_LIMIT,
+    killer: Killer | None = None,
 ) -> Iterator[RunningProxy]:
-    """Serves a fault proxy in front of `upstream` in a background thread until the block ends."""
-    proxy = FaultProxy(upstream, hold_limit=hold_limit)
+    """Serves a fault proxy in front of `upstream` in a background thread until the block ends (`killer`: see
+    `faults.Killer`)."""
+    proxy = FaultProxy(upstream, hold_limit=hold_limit, killer=killer)
     sock = bind(host, port)
     served = server(proxy)
     thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, name="fault-proxy", daemon=True)

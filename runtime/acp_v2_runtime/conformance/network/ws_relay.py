@@ -13,7 +13,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
 from . import asgi
-from .faults import WEBSOCKET, Armed, Fault, FaultPlan
+from .faults import WEBSOCKET, Armed, Fault, FaultPlan, Killer
+from .kills import kill_node
 from .watches import Watches, as_message, is_prompt
 
 GOING_AWAY = 1001
@@ -36,12 +37,15 @@ def ws_url(url: str) -> str:
 class WebSocketRelay:
     """Relays one Client socket to the upstream endpoint, making the faults `plan` arms."""
 
-    def __init__(self, upstream: str, plan: FaultPlan, watches: Watches, hold_limit: float) -> None:
+    def __init__(
+        self, upstream: str, plan: FaultPlan, watches: Watches, hold_limit: float, killer: Killer | None = None
+    ) -> None:
         self.upstream = ws_url(upstream)
         self.plan = plan
         self.watches = watches
         self.hold_limit = hold_limit
         """How long the upstream socket of ws-close-after-prompt stays open waiting for the answer."""
+        self.killer = killer
 
     async def __call__(self, scope: asgi.Scope, receive: Any, send: Any) -> None:
         if (await receive())["type"] != "websocket.connect":
@@ -66,6 +70,9 @@ class WebSocketRelay:
         headers = asgi.end_to_end(upstream.response.headers.raw_items(), *_handshake_only, "date", "server")
         await send({"type": "websocket.accept", "subprotocol": upstream.subprotocol, "headers": asgi.encoded(headers)})
         socket = Socket(self, upstream, send, asgi.header(scope, "acp-connection-id") or f"ws-{next(_sockets)}")
+        # The node this socket reached: named by the cookie the balancer set on the 101, else the one the Client sent.
+        set_cookie = "; ".join(upstream.response.headers.get_all("set-cookie"))
+        socket.cookies = set_cookie or asgi.header(scope, "cookie") or ""
         await socket.run(receive)
 
 
@@ -79,6 +86,7 @@ class Socket:
         self.name = name  # the watches' connection key; only this socket carries the answers it waits for
         self.client_open = True
         self.closing: Armed | None = None
+        self.cookies = ""
 
     async def run(self, receive: Any) -> None:
         down = asyncio.ensure_future(self._from_agent())
@@ -127,6 +135,9 @@ class Socket:
                 armed.forwarded = True
                 self.relay.watches.add(self.name, armed)
             await self.upstream.send(data)
+            if armed is not None and armed.fault is Fault.KILL_AFTER_FORWARD:
+                await kill_node(self.relay.killer, armed, self.cookies)
+                armed.finish(f"the prompt frame forwarded, its node {armed.killed} killed at once; no answer")
             if armed is not None and armed.fault is Fault.WS_CLOSE_AFTER_PROMPT:
                 self.closing = armed
                 await self._close_client(GOING_AWAY, "fault proxy: ws-close-after-prompt")
@@ -138,10 +149,19 @@ class Socket:
                 if isinstance(data, str):
                     watch = self.relay.watches.answer(self.name, as_message(data))
                     if watch is not None:
-                        if watch.armed.fault is Fault.SWALLOW_ANSWER:
+                        fault = watch.armed.fault
+                        if fault is Fault.SWALLOW_ANSWER:
                             watch.armed.finish("nothing: the answer was dropped, the socket stayed open")
                             continue
-                        return  # ws-close-after-prompt: the answer it waited for came; the socket ends
+                        if fault is Fault.KILL_AFTER_FORWARD:
+                            continue  # an answer that raced the kill: dropped
+                        if fault is not Fault.KILL_AFTER_ANSWER:
+                            return  # ws-close-after-prompt: the answer it waited for came; the socket ends
+                        if self.client_open:  # the answer goes on first, then its node dies
+                            await self.send({"type": "websocket.send", "text": data})
+                        await kill_node(self.relay.killer, watch.armed, self.cookies)
+                        watch.armed.finish(f"the Agent's answer passed on, then its node {watch.armed.killed} killed")
+                        continue
                 if self.client_open:
                     key = "text" if isinstance(data, str) else "bytes"
                     await self.send({"type": "websocket.send", key: data})
