@@ -18,6 +18,7 @@ tests/cluster does). The planted bugs are in planted_remote.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import shlex
@@ -255,7 +256,91 @@ async def resend_through(proxy_url: str, arm: Any) -> list[str]:
     return problems
 
 
+async def kill_after_answer(remote: Any) -> list[str]:
+    """success-names-stored: the proxy kills the node the moment its answer passes; another node's replay holds the
+    message the Client was told."""
+    armed = remote.arm(Fault.KILL_AFTER_ANSWER.value)
+    first = await fresh(remote.proxy.url)
+    session = await first.new_session()
+    text = f"kept {uuid.uuid4().hex[:6]}"
+    try:
+        answered = await first.prompt(session, text, str(uuid.uuid4()))
+    finally:
+        first.connection.abort("its node died")
+    armed.wait(PATIENCE)
+    await remote.settle()
+    second = await fresh(remote.proxy.url, session)
+    try:
+        stored = await second.replay(session)
+    finally:
+        await second.close()
+    problems = [] if armed.killed else [f"the proxy killed no node ({armed.told})"]
+    if answered not in [mid for mid, _ in stored]:
+        problems.append(f"success-names-stored: the Client was told {answered}, the store holds {stored or 'nothing'}")
+    return problems
+
+
+async def kill_after_forward(remote: Any) -> list[str]:
+    """at-most-one: the node is killed the moment it accepted the prompt (holding or inserting its key); the Client
+    hears no answer, never an error; its resend on a new connection, through another node, leaves one message."""
+    armed = remote.arm(Fault.KILL_AFTER_FORWARD.value)
+    first = await fresh(remote.proxy.url)
+    session = await first.new_session()
+    key, text = str(uuid.uuid4()), f"once {uuid.uuid4().hex[:6]}"
+    problems = []
+    try:
+        told = await first.prompt(session, text, key)
+        problems.append(f"the Client was told {told} although its node was killed before answering")
+    except ErrorResponse as exc:
+        problems.append(f"transport-not-refusal: the killed node's prompt was reported as the error {exc.code}")
+    except NoResponse:
+        pass  # outcome unknown: resend with the key
+    finally:
+        first.connection.abort("its node died")
+    armed.wait(PATIENCE)
+    await remote.settle()
+    second = await fresh(remote.proxy.url, session)
+    try:
+        again = await second.prompt(session, text, key)
+        stored = await second.replay(session)
+    finally:
+        await second.close()
+    if not armed.killed:
+        problems.append(f"the proxy killed no node ({armed.told})")
+    mine = [mid for mid, said in stored if said == text]
+    if mine != [again]:
+        problems.append(f"at-most-one: the resend was answered {again}; the store holds {mine} for its key")
+    return problems
+
+
+@pytest.fixture
+def target_of(haproxy: None, pg_dsn: str) -> Iterator[Any]:
+    """The kit's own remote target (two nodes with `bug` planted, behind its balancer and its fault proxy, which can
+    kill a node), as `conformance history --nodes` makes it; stopped when the test ends."""
+    from acp_v2_runtime.conformance.history.remote import remote_target
+
+    with contextlib.ExitStack() as stack:
+
+        def start(bug: str | None) -> Any:
+            return stack.enter_context(remote_target(None, "http", nodes=2, command=_node(bug), postgres=pg_dsn))
+
+        yield start
+
+
 # -- the reference passes, each bug is caught ---------------------------------------------------------------------
+
+
+def test_the_proxy_kills_a_reference_node_after_forward_and_after_answer(target_of: Any) -> None:
+    remote = target_of(None)
+    assert run(kill_after_forward(remote)) == []
+    assert run(kill_after_answer(remote)) == []
+    made = {record.fault for record in remote.proxy.proxy.plan.records()}
+    assert made == {Fault.KILL_AFTER_FORWARD, Fault.KILL_AFTER_ANSWER}
+
+
+def test_early_answer_caught_when_the_proxy_kills_its_node_after_the_answer(target_of: Any) -> None:
+    problems = run(kill_after_answer(target_of("early-answer")))
+    assert any(p.startswith("success-names-stored") for p in problems), problems
 
 
 def test_reference_cluster_keeps_every_invariant(cluster_of: Any) -> None:
@@ -374,7 +459,8 @@ def test_history_check_over_the_bridge_catches_memory_keys(cluster_of: Any) -> N
 
 
 def _history_over(cluster_args: list[str], node: list[str], *more: str, timeout: float = 300) -> Any:
-    argv = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *cluster_args, *more, "--", *node]
+    argv = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", *cluster_args, *more]
+    argv += ["--", *node] if node else []
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
 
 
@@ -384,6 +470,35 @@ def _node(bug: str | None) -> list[str]:
     return [sys.executable, str(PLANTED), "--bug", bug, "--", "--listen", "{host}:{port}", "--db", "{db}"]
 
 
+CAUGHT_BY = {
+    "early-answer": ("success-names-stored",),
+    "crossed-answers": ("answered-within-bound", "success-names-stored"),
+    "key-dropping-proxy": ("at-most-one",),
+    "memory-keys": ("at-most-one",),
+}
+"""The invariants the history check finds each remote bug by (a crossed answer never reaches the connection that
+asked: its bridge drops an answer to an id it did not send)."""
+
+
+@pytest.mark.parametrize("bug", sorted(CAUGHT_BY))
+def test_history_check_catches_a_planted_remote_bug_by_its_random_schedules(
+    bug: str, cluster_of: Any, pg_dsn: str
+) -> None:
+    """The kit's own schedules (seed 1000, the first of the default budget's schedules), through a real balancer on
+    PostgreSQL: three nodes with the bug, or the reference nodes behind the key-dropping proxy (judged by --url)."""
+    budget = ["--seed", "1000", "--schedules", "3", "--bound", "6", "--shrink-runs", "2"]
+    began = time.monotonic()
+    if bug == "key-dropping-proxy":
+        with _planted_proxy(cluster_of(None).url) as url:
+            done = _history_over(["--url", url], [], *budget)
+    else:
+        done = _history_over(["--nodes", "3", "--postgres", pg_dsn], _node(bug), *budget)
+    print(f"{bug}: {time.monotonic() - began:.1f}s\n{done.stdout[-3000:]}")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert any(f"  {invariant}: " in done.stdout for invariant in CAUGHT_BY[bug]), done.stdout[-3000:]
+    assert "\nreplay: python -m acp_v2_runtime.conformance history --seed 100" in done.stdout
+
+
 def test_a_network_fault_is_drawn_before_a_keyed_prompt_and_only_over_urls() -> None:
     from acp_v2_runtime.conformance.history.remote import faults_for
     from acp_v2_runtime.conformance.history.schedule import Shape, generate
@@ -391,15 +506,16 @@ def test_a_network_fault_is_drawn_before_a_keyed_prompt_and_only_over_urls() -> 
     stdio = [s for seed in range(30) for s in generate(seed, 16, Shape())]
     assert not [s for s in stdio if s.op == "net"] and not [s for s in stdio if s.node]
     for profile in ("http", "websocket"):
-        shape = Shape(net=faults_for(profile), kill="node")
+        shape = Shape(net=faults_for(profile, kills=True), kill="node")
         for seed in range(30):
             steps = generate(seed, 16, shape)
             for step, after in itertools.pairwise(steps):
                 if step.op == "net":
-                    assert step.form in faults_for(profile)
+                    assert step.form in faults_for(profile, kills=True)
                     assert after.op in ("prompt", "retry", "twin", "again", "cross"), (seed, after)
             assert all(s.node for s in steps if s.op == "kill")
     assert not [s for s in generate(7, 200, Shape(net=faults_for("http"), kill="")) if s.op == "kill"]
+    assert not {"node-kill-after-forward", "node-kill-after-answer"} & set(faults_for("http") + faults_for("websocket"))
 
 
 def test_a_transport_failure_is_unknown_never_not_inserted() -> None:
@@ -430,25 +546,19 @@ def test_reference_cluster_passes_network_fault_schedules(haproxy: None, pg_dsn:
     assert "faults: " in done.stdout and "2 passed, 0 failed" in done.stdout
 
 
-@pytest.mark.fuzz  # 40 s a run, and run again when a loaded machine answers the prompt after its node's death
-def test_memory_keys_caught_by_a_network_fault_schedule_and_replayed(haproxy: None, pg_dsn: str) -> None:
-    """Four steps of seed 102's schedule (kept: a full run takes longer): a keyed prompt answered, its node killed
-    behind the balancer and restarted, then a retry on another connection whose answer the network swallows. A node
-    keeping keys in memory has forgotten the key: the retry stores the prompt a second time. The shrink's printed
-    line replays the failure."""
-    if not os.environ.get("ACP_FUZZ_DRAWS"):
-        pytest.skip("make fuzz runs it (40 s a run); make test runs the reference cluster's network-fault schedules")
+def test_a_shrunk_network_fault_failure_replays_by_its_printed_line(haproxy: None, pg_dsn: str) -> None:
+    """Four steps of seed 102's schedule over two nodes: a keyed prompt on agent 2, the node serving it killed
+    behind the balancer, a network fault (node-kill-after-answer) armed, and a retry on agent 0, which asks for the
+    same node (each instance asks for node i modulo the cluster's size). A node keeping keys in memory forgot the
+    key with its death: the retry stores the prompt a second time. The shrunk trace keeps the network fault, and
+    the command it prints replays the failure."""
     cluster = ["--nodes", "2", "--postgres", pg_dsn]
     bug, seed = _node("memory-keys"), ["--seed", "102", "--schedules", "1", "--bound", "8", "--keep", "4,10,12,13"]
-    for _ in range(3):
-        done = _history_over(cluster, bug, *seed, "--shrink-runs", "1")
-        print(done.stdout[-3000:])
-        # The scenario needs the first prompt answered before its node is killed (0.1 s later): on a loaded
-        # machine it may not be, and then nothing was recorded to forget. Only that outcome is run again.
-        if done.returncode != 0 or "answers: no answer 2" not in done.stdout:
-            break
+    done = _history_over(cluster, bug, *seed, "--shrink-runs", "1")
+    print(done.stdout[-3000:])
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "at-most-one" in done.stdout and "net swallow-answer 1" in done.stdout and "node-kill 1" in done.stdout
+    trace = done.stdout.split("still failing", 1)[-1]
+    assert "at-most-one" in trace and "network fault node-kill-after-answer armed" in trace, done.stdout[-3000:]
     line = next(row for row in done.stdout.splitlines() if row.startswith("replay: "))
     words = shlex.split(line.removeprefix("replay: "))
     assert words[:5] == ["python", "-m", "acp_v2_runtime.conformance", "history", "--seed"] and "--nodes" in words

@@ -70,7 +70,13 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = parser.add_argument
-    add("--instances", type=int, default=3, help="Agent processes at once on the store (default 3)")
+    add(
+        "--instances",
+        type=int,
+        default=None,
+        help="Agent processes at once on the store (default 3; with --nodes N, N+1 connections, so that two share a"
+        " node and the rest do not)",
+    )
     add("--sessions", type=int, default=2, help="sessions each schedule uses (default 2)")
     add("--schedules", type=int, default=20, help="the budget: how many schedules to run (default 20)")
     add("--steps", type=int, default=16, help="steps per schedule (default 16)")
@@ -312,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give the Agent command after -- (or --url URL)")
     if args.nodes < 0:
         parser.error("--nodes must not be negative")
+    if args.instances is None:
+        # Over a cluster, instance i asks for node i modulo N: with N+1 of them, two connections share a node (what
+        # one connection's answer must never reach) and the others are each on a node of their own (failover).
+        args.instances = args.nodes + 1 if args.nodes else 3
     for name in ("instances", "sessions", "schedules", "steps"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
