@@ -21,6 +21,7 @@ change, so that what is caught is the bug and nothing else:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 import threading
@@ -97,7 +98,7 @@ class CrossedServer(AcpServer):
     def __init__(self, factory: AgentFactory, **options: Any) -> None:
         live: list[Send] = []  # each live connection's send callback, oldest first
 
-        def make(send: Send) -> Any:
+        async def make(send: Send) -> Any:
             live.append(send)
 
             def crossed(message: dict[str, Any]) -> None:
@@ -108,7 +109,9 @@ class CrossedServer(AcpServer):
                     return
                 send(message)
 
-            return _Forgetting(factory(crossed), lambda: send in live and live.remove(send))
+            agent = factory(crossed)
+            agent = await agent if inspect.isawaitable(agent) else agent
+            return _Forgetting(agent, lambda: send in live and live.remove(send))
 
         super().__init__(make, **options)
 

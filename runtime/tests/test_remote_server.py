@@ -151,6 +151,38 @@ def test_an_http_connection_whose_client_went_quiet_is_ended_as_a_delete_would_e
             Limits(max_idle_seconds=bad)
 
 
+def test_an_agent_waiting_on_a_frozen_database_server_holds_up_no_other_connection() -> None:
+    """The reference Agent on PostgreSQL is made off the event loop: while a new connection's Agent waits to open
+    its database connection on a frozen server, an open connection's requests are still taken and answered."""
+    from pg_cluster import shared_cluster
+
+    cluster = shared_cluster()
+
+    async def test() -> None:
+        app = AcpServer(factory(cluster.url()))
+        async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
+            first = await connect(client, url)
+            headers = {"acp-connection-id": first}
+            texts: list[str] = []
+            opened = asyncio.Event()
+            reader = asyncio.create_task(read_stream(client, url, headers, texts, opened))
+            await asyncio.wait_for(opened.wait(), WAIT)
+            cluster.freeze()
+            try:
+                second = asyncio.create_task(client.post(url, json=INITIALIZE))
+                await asyncio.sleep(0.5)  # its Agent is opening a connection to the frozen server
+                asked = await client.post(url, json=call("asked", "no/such_method"), headers=headers)
+                assert asked.status_code == 202
+                await until(lambda: any('"asked"' in text for text in texts))
+                assert not second.done(), "the new connection's Agent was made on the event loop"
+            finally:
+                cluster.thaw()
+            assert (await second).status_code in (200, 500)  # 500 when the server stayed frozen past the bound
+            reader.cancel()
+
+    run(test)
+
+
 def test_connections_never_see_each_others_output() -> None:
     """Two connections with a session of the same name: each stream carries only its own connection's messages,
     and a connection id is long, random and needed for everything."""

@@ -26,12 +26,22 @@ from .transport import Agent
 def factory(
     db: str, *, ignore_keys: bool = False, lease: float = 30.0, crash_after: str | None = None, offers: tuple = ()
 ) -> AgentFactory:
-    """Make each connection's Agent on the database `db` (the stdio command's flags, as keywords)."""
+    """Make each connection's Agent on the database `db` (the stdio command's flags, as keywords).
+
+    On a database server the Agent is made in a worker thread: opening its connection may wait on the server (up to
+    the store's bound), and the event loop serves every other connection meanwhile. A SQLite file opens at once, and
+    its connection must stay on the loop's thread, so there it is made in place."""
 
     def make(send: Send) -> Agent:
         return Agent(db, ignore_keys=ignore_keys, lease=lease, crash_after=crash_after, offers=offers, send=send)
 
-    return make
+    if not is_url(db):
+        return make
+
+    async def made_off_the_loop(send: Send) -> Agent:
+        return await asyncio.to_thread(make, send)
+
+    return made_off_the_loop
 
 
 async def listen(

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import secrets
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from .limits import LimitExceeded, Limits, exceeded, id_too_long, stalled
@@ -54,8 +55,10 @@ class AgentConnection(Protocol):
 
 
 Send = Callable[[dict[str, Any]], None]
-AgentFactory = Callable[[Send], AgentConnection]
-"""Makes one connection's Agent, given the callback it sends each message through (a JSON-RPC object)."""
+AgentFactory = Callable[[Send], AgentConnection | Awaitable[AgentConnection]]
+"""Makes one connection's Agent, given the callback it sends each message through (a JSON-RPC object). It may be a
+coroutine function: an Agent whose making waits (on a database server, say) is awaited, not run on the event loop,
+so the server's other connections go on meanwhile."""
 
 
 class ConnectionClosed(Exception):
@@ -148,7 +151,7 @@ class Mailbox:
 class Connection:
     """One Client's connection: its Agent, its streams, its routes and its limits."""
 
-    def __init__(self, factory: AgentFactory, *, transport: str, limits: Limits) -> None:
+    def __init__(self, *, transport: str, limits: Limits) -> None:
         self.id = secrets.token_urlsafe(32)  # unguessable: the only thing that lets a request reach this Agent
         self.transport = transport  # "http" or "websocket"
         self.limits = limits
@@ -169,13 +172,18 @@ class Connection:
         self._initial_key: str | None = None
         self._stall_watch: asyncio.Task[None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
-        self.agent = factory(self.deliver)
+        self.agent: AgentConnection | None = None  # made by `make_agent`, before the connection is used
+
+    async def make_agent(self, factory: AgentFactory) -> None:
+        """Make this connection's Agent with `factory` (awaited when it is a coroutine function)."""
+        made = factory(self.deliver)
+        self.agent = await made if inspect.isawaitable(made) else made
 
     # -- from the Client ------------------------------------------------------------------------------------------
 
     def write(self, data: bytes) -> None:
         """Hand one message to the Agent (ConnectionClosed once the connection has shut down)."""
-        if self.closed:
+        if self.closed or self.agent is None:
             raise ConnectionClosed
         self.agent.receive(data)
 
@@ -388,7 +396,8 @@ class Connection:
 
     async def _close_agent(self) -> None:
         try:
-            await self.agent.close()
+            if self.agent is not None:
+                await self.agent.close()
         except Exception:  # the Agent's own failure to close must not stop the others
             log.exception("connection %s: the Agent failed to close", self.id[:8])
         finally:
@@ -402,9 +411,11 @@ class Registry:
         self.factory, self.limits = factory, limits
         self.connections: dict[str, Connection] = {}
 
-    def create(self, transport: str) -> Connection:
-        connection = Connection(self.factory, transport=transport, limits=self.limits)
+    async def create(self, transport: str) -> Connection:
+        """A new connection with its Agent made (whatever the factory raises, it raises)."""
+        connection = Connection(transport=transport, limits=self.limits)
         connection.on_shutdown.append(self._forget)
+        await connection.make_agent(self.factory)
         return connection
 
     def register(self, connection: Connection) -> None:

@@ -3,7 +3,7 @@ TypeScript SDK 2.4.0's `AcpServer` serves it: an ASGI application.
 
 The Agent is made once per connection by a factory you pass, called with the connection's `send` callback:
 
-    def factory(send: Callable[[dict], None]) -> AgentConnection: ...
+    def factory(send: Callable[[dict], None]) -> AgentConnection: ...   # or `async def`, awaited
 
     class AgentConnection(Protocol):
         def receive(self, data: bytes) -> None: ...   # the JSON text of one message (an object) from the Client
@@ -189,7 +189,7 @@ class AcpServer:
             raise Refused(400, "Initialize request must include an ID")
         connection: Connection | None = None
         try:
-            connection = self.registry.create("http")  # makes the Agent, which may fail (its database, say)
+            connection = await self.registry.create("http")  # makes the Agent, which may fail (its database, say)
             answer = await request.unless_gone(connection.initialize(data, message["id"]))
         except Aborted:
             if connection is not None:

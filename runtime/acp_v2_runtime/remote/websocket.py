@@ -50,7 +50,7 @@ async def serve_websocket(registry: Registry, receive: Receive, send: ASGISend) 
     if event["type"] != "websocket.connect":
         return
     try:
-        connection = registry.create("websocket")  # makes the Agent, which may fail (its database, say)
+        connection = await registry.create("websocket")  # makes the Agent, which may fail (its database, say)
     except Exception as exc:
         log.warning("a WebSocket connection could not be made: %s", type(exc).__name__)
         await send({"type": "websocket.close", "code": 1011})  # before the accept: the upgrade is refused
