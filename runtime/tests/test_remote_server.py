@@ -43,9 +43,11 @@ class Scripted:
     def __init__(self, send: Send) -> None:
         self.send = send
         self.closed = False
+        self.ids: list[Any] = []  # the id of every request that reached this Agent
 
     def receive(self, data: bytes) -> None:
         message = json.loads(data)
+        self.ids.append(message.get("id"))
         if "method" not in message or "id" not in message:
             return
         params = message.get("params") or {}
@@ -242,6 +244,42 @@ def test_a_full_connection_holds_requests_until_read_and_closes_when_nobody_read
             held = await asyncio.wait_for(client.post(url, json=call("late", "echo"), headers=headers), WAIT)
             assert held.status_code == 404
             assert (await client.post(url, json=call("after", "echo"), headers=headers)).status_code == 404
+
+    run(test)
+
+
+def test_a_request_whose_client_left_while_it_waited_for_room_never_reaches_the_agent() -> None:
+    """At max_buffered_bytes a request waits; if its client goes away meanwhile (the server answers 499 to nobody),
+    the request is dropped: once a reader makes room, it is not handed to the Agent, and later requests are."""
+
+    async def test() -> None:
+        agents: list[Scripted] = []
+
+        def make(send: Send) -> Scripted:
+            agents.append(Scripted(send))
+            return agents[-1]
+
+        app = AcpServer(make, limits=Limits(max_buffered_bytes=4000, max_output_stall_seconds=30.0))
+        async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
+            connection = await connect(client, url)
+            headers = {"acp-connection-id": connection}
+            emit = call("big", "emit", count=5, size=1000)  # 5 kB onto the connection's stream, no reader yet
+            assert (await client.post(url, json=emit, headers=headers)).status_code == 202
+            async with httpx.AsyncClient(timeout=WAIT) as leaving:
+                waiting = asyncio.create_task(leaving.post(url, json=call("left", "echo"), headers=headers))
+                await asyncio.sleep(0.3)
+                assert not waiting.done()  # held: the Agent has not seen it
+                waiting.cancel()  # the client gives up and its connection closes
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiting
+            texts: list[str] = []
+            opened = asyncio.Event()
+            reader = asyncio.create_task(read_stream(client, url, headers, texts, opened))
+            await until(lambda: any('"big"' in text for text in texts))
+            assert (await client.post(url, json=call("after", "echo"), headers=headers)).status_code == 202
+            await until(lambda: any('"after"' in text for text in texts))
+            reader.cancel()
+            assert "left" not in agents[0].ids and "after" in agents[0].ids
 
     run(test)
 
