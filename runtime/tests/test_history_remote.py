@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import random
 import shlex
 import shutil
 import subprocess
@@ -480,23 +481,38 @@ CAUGHT_BY = {
 asked: its bridge drops an answer to an id it did not send)."""
 
 
+def _catch(bug: str, cluster_of: Any, pg_dsn: str, budget: list[str]) -> None:
+    """The kit's own schedules against `bug`, through a real balancer on PostgreSQL: three nodes with the bug, or the
+    reference nodes behind the key-dropping proxy (judged by --url); the failure, its invariant and its replay."""
+    began = time.monotonic()
+    if bug == "key-dropping-proxy":
+        with _planted_proxy(cluster_of(None).url) as url:
+            done = _history_over(["--url", url], [], *budget, timeout=1800)
+    else:
+        done = _history_over(["--nodes", "3", "--postgres", pg_dsn], _node(bug), *budget, timeout=1800)
+    print(f"{bug}: {time.monotonic() - began:.1f}s\n{done.stdout[-3000:]}")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert any(f"  {invariant}: " in done.stdout for invariant in CAUGHT_BY[bug]), done.stdout[-3000:]
+    assert "\nreplay: python -m acp_v2_runtime.conformance history --seed " in done.stdout
+
+
 @pytest.mark.parametrize("bug", sorted(CAUGHT_BY))
 def test_history_check_catches_a_planted_remote_bug_by_its_random_schedules(
     bug: str, cluster_of: Any, pg_dsn: str
 ) -> None:
-    """The kit's own schedules (seed 1000, the first of the default budget's schedules), through a real balancer on
-    PostgreSQL: three nodes with the bug, or the reference nodes behind the key-dropping proxy (judged by --url)."""
-    budget = ["--seed", "1000", "--schedules", "3", "--bound", "6", "--shrink-runs", "2"]
-    began = time.monotonic()
-    if bug == "key-dropping-proxy":
-        with _planted_proxy(cluster_of(None).url) as url:
-            done = _history_over(["--url", url], [], *budget)
-    else:
-        done = _history_over(["--nodes", "3", "--postgres", pg_dsn], _node(bug), *budget)
-    print(f"{bug}: {time.monotonic() - began:.1f}s\n{done.stdout[-3000:]}")
-    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
-    assert any(f"  {invariant}: " in done.stdout for invariant in CAUGHT_BY[bug]), done.stdout[-3000:]
-    assert "\nreplay: python -m acp_v2_runtime.conformance history --seed 100" in done.stdout
+    """Seed 1000, the first three schedules of the default budget, short shrinking."""
+    _catch(bug, cluster_of, pg_dsn, ["--seed", "1000", "--schedules", "3", "--bound", "6", "--shrink-runs", "2"])
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("bug", sorted(CAUGHT_BY))
+def test_each_planted_remote_bug_is_caught_from_a_random_seed_within_the_default_budget(
+    bug: str, cluster_of: Any, pg_dsn: str
+) -> None:
+    """make fuzz: a random seed (printed), the default budget (20 schedules of 16 steps), the default shrinking."""
+    if not os.environ.get("ACP_FUZZ_DRAWS"):
+        pytest.skip("make fuzz runs it (the default budget from a random seed); make test runs seed 1000")
+    _catch(bug, cluster_of, pg_dsn, ["--seed", str(random.randrange(1, 10**6))])
 
 
 def test_a_network_fault_is_drawn_before_a_keyed_prompt_and_only_over_urls() -> None:
