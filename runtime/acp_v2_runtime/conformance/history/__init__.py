@@ -21,7 +21,9 @@ Over URLs (`--url URL [--profile http|websocket]`, or `--nodes N --postgres URL 
 `{db}` in the command, started N times behind the kit's own balancer), each Agent instance is a bridge process to
 the kit's fault proxy in front of the Agent (see `remote`), schedules draw network faults of the proxy (`net`), a
 kill is a node killed behind the balancer and started again (with `--nodes`; none with a bare `--url`), and store
-faults are not drawn (the store is the served Agent's own).
+faults are not drawn (the store is the served Agent's own). With `--nodes N` there are N+1 instances by default,
+instance i asking the balancer for node i modulo N, and the proxy's faults include killing the node a prompt
+reached just after it took the prompt or just after it answered.
 
 What the Agent must offer: sessions that another process on the same store resumes, and replay from the start
 (`session/resume` with `replayFrom`); without either the run stops with exit status 2, saying which.
