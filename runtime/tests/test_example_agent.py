@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -104,3 +107,35 @@ def test_the_example_keeps_every_invariant_of_a_random_history(store: str, reque
     kit = ["--schedules", "2", "--steps", "12", "--seed", "100", "--bound", "10", "--stall", "12", "--shrink-runs", "0"]
     done = run_history([*kit, *postgres], [sys.executable, str(EXAMPLE), "--db", "{db}"], timeout=900)
     assert done.returncode == 0 and "2 passed, 0 failed" in done.stdout, done.stdout + done.stderr
+
+
+PAGE = ROOT / "site" / "remote-transport.md"
+
+
+def served_wrapper() -> str:
+    """The page's wrapper that serves the example on the remote transport (the block that defines RemoteKeyedAgent)."""
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+    (wrapper,) = [block for block in blocks if "class RemoteKeyedAgent" in block]
+    return wrapper
+
+
+def test_the_example_served_as_the_page_shows_keeps_every_invariant_behind_a_balancer(pg_dsn, tmp_path):
+    """The wrapper of the remote transport's page, as written, run as three nodes on one PostgreSQL database behind
+    HAProxy: the history check, with its network faults and node kills, on both profiles."""
+    if (shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")) is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("haproxy is not installed; run .ci/setup.d/31-haproxy.sh")
+        pytest.skip("haproxy is not installed; run .ci/setup.d/31-haproxy.sh")
+    served = tmp_path / "served_keyed_agent.py"
+    served.write_text(served_wrapper(), encoding="utf-8")
+    env = {**environment(), "PYTHONPATH": os.pathsep.join([str(EXAMPLE.parent), environment().get("PYTHONPATH", "")])}
+    for profile, seed in (("http", "400"), ("websocket", "410")):
+        kit = [sys.executable, "-m", "acp_v2_runtime.conformance", "history", "--nodes", "3", "--postgres", pg_dsn]
+        kit += ["--profile", profile, "--seed", seed, "--schedules", "2", "--steps", "12", "--shrink-runs", "0"]
+        done = subprocess.run(
+            [*kit, "--", sys.executable, str(served), "{db}", "{port}"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=False,
+        )  # fmt: skip
+        print(done.stdout[-1500:])
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        assert "2 passed, 0 failed" in done.stdout
