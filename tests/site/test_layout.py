@@ -182,7 +182,11 @@ def test_phone_diagrams_keep_readable_labels_and_scroll_on_their_own(site_url, b
 
 # The pages whose diagrams are drawn for the content column (the retry flowchart, whose page gives it the whole
 # width, is checked above); at 1,280 px each must be shown whole, labels readable.
-COLUMN_DIAGRAM_PAGES = {"keyed-prompts": "keyed-prompts/", "keyed-prompts-helpers": "keyed-prompts-helpers/"}
+COLUMN_DIAGRAM_PAGES = {
+    "keyed-prompts": "keyed-prompts/",
+    "keyed-prompts-helpers": "keyed-prompts-helpers/",
+    "architecture": "architecture/",
+}
 _DRAWN_AND_BOX = """() => [...document.querySelectorAll('div.mermaid')].map(host => {
   const svg = host.shadowRoot.querySelector('svg');
   return [svg.getBoundingClientRect().width, host.clientWidth];

@@ -1,5 +1,7 @@
 """The command line of `python -m acp_v2_runtime.cluster`: start the cluster, print its URL, take commands on
-standard input (`kill n2`, `restart n2`, `status`, `quit`), stop everything on Ctrl-C, SIGTERM or end of input.
+standard input (`kill n2`, `restart n2`, `status`, `quit`), stop everything on `quit`, Ctrl-C, SIGTERM, or the
+end of input at a terminal (Ctrl-D); input that ends elsewhere (`</dev/null` under a supervisor) leaves it serving
+until a signal.
 """
 
 from __future__ import annotations
