@@ -39,10 +39,25 @@ class RecordingStore implements AcpCookieStore {
 const cookies = new RecordingStore();
 const updates: { sessionUpdate: string; messageId?: string }[] = [];
 
+// The SDK's HTTP client closes a connection (its DELETE) after connectWith has returned. Phase 1 waits for every
+// request to end before it reports, so that no DELETE is still on its way when the test kills the node: one that
+// reached the balancer after the kill would be redispatched, and its answer would set a cookie for another node.
+const pending = new Set<Promise<unknown>>();
+const tracked: typeof globalThis.fetch = (input, init) => {
+    const request = globalThis.fetch(input, init);
+    const settled = request.then(
+        (response) => response,
+        () => undefined,
+    );
+    pending.add(settled);
+    void settled.finally(() => pending.delete(settled));
+    return request;
+};
+
 function open(): Stream {
     const stream =
         profile === "http"
-            ? createHttpStream(url!, { cookieStore: cookies })
+            ? createHttpStream(url!, { cookieStore: cookies, fetch: tracked })
             : createWebSocketStream(url!.replace(/^http/, "ws"), { cookieStore: cookies, WebSocket });
     // Every session/update the Agent sends is noted on the way in (the replay is read from here).
     const noted = stream.readable.pipeThrough(
@@ -73,6 +88,7 @@ const first = await app.connectWith(open(), async (ctx) => {
     session.dispose();
     return { sessionId: session.sessionId, messageId: answer.messageId };
 });
+for (let rounds = 0; pending.size > 0 && rounds < 100; rounds++) await Promise.allSettled([...pending]);
 process.stdout.write(JSON.stringify({ phase: 1, ...first, key, cookies: cookies.seen }) + "\n");
 
 const input = createInterface({ input: process.stdin });
