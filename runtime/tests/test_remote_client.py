@@ -10,6 +10,8 @@ Client gets its messageId. Only the Agent's own error is an `ErrorResponse`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from typing import Any
 
 import pytest
@@ -148,5 +150,75 @@ def test_a_refused_connection_is_not_sent(profile: str) -> None:
         with pytest.raises(NotSent):
             await connection.request("initialize", {"protocolVersion": 2}, 1)
         await connection.close()
+
+    run(test)
+
+
+class Asking:
+    """An Agent on our AcpServer that, given a prompt, asks the Client session/request_permission in the prompt's
+    session and answers the prompt with what the Client replied (its result, or its error) under `_meta`."""
+
+    def __init__(self, send: Any) -> None:
+        self.send = send
+        self.asked: dict[Any, Any] = {}  # our request's id -> the prompt's id
+
+    def receive(self, data: bytes) -> None:
+        message = json.loads(data)
+        if "method" not in message:  # the Client's reply to our request
+            prompt = self.asked.pop(message["id"])
+            reply = {"result": message["result"]} if "result" in message else {"error": message["error"]}
+            self.send({"jsonrpc": "2.0", "id": prompt, "result": {"messageId": "msg_1", "_meta": reply}})
+            return
+        rid, params = message.get("id"), message.get("params") or {}
+        if message["method"] == "initialize":
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2}})
+        elif message["method"] == "session/new":
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_asking"}})
+        elif message["method"] == "session/prompt":
+            ask = f"ask-{rid}"
+            self.asked[ask] = rid
+            question = {"sessionId": params["sessionId"], "toolCall": {"toolCallId": "t1"}, "options": []}
+            self.send({"jsonrpc": "2.0", "id": ask, "method": "session/request_permission", "params": question})
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("profile", sorted(CONNECTIONS))
+def test_the_agents_request_is_answered_by_on_request_on_its_sessions_stream(profile: str) -> None:
+    """The Agent's request in a session reaches `on_request`, whose result goes back (over HTTP with the session's
+    header, which our server requires); without `on_request` the Agent is told -32601."""
+    from acp_v2_runtime.remote import AcpServer, serve
+
+    chosen = {"outcome": {"outcome": "selected", "optionId": "allow"}}
+    seen: list[tuple[str, Any]] = []
+
+    async def on_request(method: str, params: Any) -> Any:
+        seen.append((method, params.get("sessionId")))
+        return chosen
+
+    async def test() -> None:
+        found: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        app = AcpServer(Asking)
+        server = asyncio.ensure_future(serve(app, "127.0.0.1", 0, ready=found.set_result))
+        url = await asyncio.wait_for(found, PATIENCE)
+        try:
+            for handler in (on_request, None):
+                connection = CONNECTIONS[profile](url, timeout=PATIENCE, on_request=handler)
+                try:
+                    await connection.request("initialize", {"protocolVersion": 2}, 1)
+                    session = (await connection.request("session/new", {"cwd": "/"}, 2))["sessionId"]
+                    told = await connection.request("session/prompt", {"sessionId": session, "prompt": TEXT}, 3)
+                finally:
+                    await connection.close()
+                if handler is not None:
+                    assert told["_meta"] == {"result": chosen} and seen == [("session/request_permission", session)]
+                else:
+                    assert told["_meta"]["error"]["code"] == -32601, told
+        finally:
+            server.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await server
+            await app.close()
 
     run(test)
