@@ -46,6 +46,7 @@ class Remote:
         self._starter = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="node-restart")
         self._lock = threading.RLock()  # kills come from the kit's event loop and from the proxy's thread
         self._one_restart = threading.Lock()  # restarts one at a time (each waits for the balancer to see it up)
+        self._killed: set[str] = set()  # nodes killed since the kit last asked (`take_killed`)
 
     def bridge(self) -> list[str]:
         """The Agent command of each instance: a bridge to the proxy."""
@@ -70,8 +71,9 @@ class Remote:
         return self.proxy.arm(fault, self.profile)
 
     def reset(self) -> None:
-        """Forget the faults armed by an earlier schedule."""
+        """Forget the faults armed, and the nodes killed, by an earlier schedule."""
         self.proxy.proxy.plan.reset()
+        self.take_killed()
 
     def node_named(self, cookies: str) -> str | None:
         """The node the balancer's affinity cookie names among `cookies` (a Cookie or Set-Cookie value), if any."""
@@ -117,8 +119,15 @@ class Remote:
         assert self.cluster is not None
         with self._lock:
             self.cluster.kill(name)
+            self._killed.add(name)
             self._restarts[name] = self._starter.submit(self._restart, name)
         return name
+
+    def take_killed(self) -> set[str]:
+        """The nodes killed since the last call (by a kill step or by the proxy), by name."""
+        with self._lock:
+            killed, self._killed = self._killed, set()
+        return killed
 
     def _restart(self, name: str) -> None:
         assert self.cluster is not None

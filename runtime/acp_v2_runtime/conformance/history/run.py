@@ -92,6 +92,11 @@ class Event:
     step: int = -1  # a cancel's: the step of the attempt it cancels; a close's or kill's: its own
 
 
+BRIDGE_NOTICE_SECONDS = 5.0
+"""How long the kit waits, after a node was killed, for the bridges it served to see their connection end (their event
+stream or socket breaks with the node: milliseconds, unless the machine is very busy)."""
+
+
 @dataclass
 class History:
     """What one schedule did and saw, and what the store held at the end."""
@@ -262,6 +267,7 @@ class _Schedule:
             await asyncio.gather(*(self._instance(index, starting[index]) for index in sorted(used)))
             self.background = [task for task in self.background if task not in starting.values()]
             for step in self.history.steps:
+                await self._after_kills()
                 self._reap()
                 await self._step(step)
                 await asyncio.sleep(self.pace)
@@ -301,6 +307,24 @@ class _Schedule:
             if again:
                 self.restarting[index] = asyncio.create_task(self._instance(index))
 
+    async def _after_kills(self) -> None:
+        """Over a cluster, after a node was killed (by a step, or by the proxy), wait a few seconds at most for the
+        bridges it served to see their connection end, so that the next step is never written into a bridge that is
+        about to exit, where it would be lost before it left (then whether it was sent would depend on timing, and a
+        shrunk schedule would not replay). The node a bridge is on is the cookie it said on stderr."""
+        remote = self.runner.remote
+        killed = remote.take_killed() if remote is not None and remote.cluster is not None else set()
+        if not killed:
+            return
+        served = [
+            conn
+            for conn in self.conns
+            if conn is not None and remote.node_of(conn.stderr_tail.decode("utf-8", "replace")) in killed
+        ]
+        deadline = self._now() + BRIDGE_NOTICE_SECONDS
+        while any(conn.process.returncode is None for conn in served) and self._now() < deadline:
+            await asyncio.sleep(0.02)
+
     async def _step(self, step: Step) -> None:
         h = self.history
         if step.op == "net":
@@ -312,6 +336,7 @@ class _Schedule:
             said = conn.stderr_tail.decode("utf-8", "replace") if conn is not None else ""
             await self.runner.remote.kill_node(step.instance, said)
             h.events.append(Event("node", self._now(), step.instance, step=step.n))
+            await self._after_kills()
             return
         if step.op in (*PROMPTING, *ON_INSTANCE):
             await self._ready(step.instance)
