@@ -530,6 +530,7 @@ def test_a_network_fault_is_drawn_before_a_keyed_prompt_and_only_over_urls() -> 
                     assert step.form in faults_for(profile, kills=True)
                     assert after.op in ("prompt", "retry", "twin", "again", "cross"), (seed, after)
             assert all(s.node for s in steps if s.op == "kill")
+            assert steps[-1].op != "net"  # a fault armed last would fall on no prompt
     assert not [s for s in generate(7, 200, Shape(net=faults_for("http"), kill="")) if s.op == "kill"]
     assert not {"node-kill-after-forward", "node-kill-after-answer"} & set(faults_for("http") + faults_for("websocket"))
 

@@ -166,6 +166,8 @@ def generate(seed: int, steps: int, shape: Shape) -> list[Step]:
         op = rng.choices(ops, weights)[0]
         if armed and op not in ("prompt", "retry", "twin", "again", "cross"):
             op = "retry"
+        if op == "net" and n == steps - 1:
+            op = "prompt"  # a fault armed by the last step would have no prompt to fall on
         armed = op == "net"
         if op in ("retry", "reuse", "twin", "again", "cross") and not submissions:
             op = "prompt"
