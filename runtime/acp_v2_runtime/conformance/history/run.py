@@ -215,19 +215,35 @@ class _Schedule:
 
     async def _instance(self, index: int, started: asyncio.Task[TimedConnection] | None = None) -> None:
         """Start instance `index` (or take the process `started` for it) and resume every session on it; tried
-        again while it exits (a stalled store may keep an Agent from starting), for at most the kit's timeout."""
+        again while it exits (a stalled store may keep an Agent from starting), for at most the kit's timeout.
+
+        Over URLs the whole of it is tried again: a bridge whose connection ends while it resumes (a node killed
+        meanwhile) is a lost connection, and a new bridge takes its place. On stdio a resume that fails is the
+        Agent's failure. A process that was started and not kept is always ended, whatever interrupts this."""
         deadline = self._now() + self.runner.timeout
         while True:
+            conn: TimedConnection | None = None
             try:
                 conn = await (started or self.runner._start(self.db, self.workdir, self.secrets, index))
-                break
+                started = None
+                for sid in self.session_ids:
+                    await self._resume(conn, sid)
             except TraceFailure:
+                if conn is not None:
+                    await conn.close(kill=True)
+                    if self.runner.remote is None:
+                        raise
                 if self._now() > deadline:
                     raise
                 started = None
                 await asyncio.sleep(0.3)
-        for sid in self.session_ids:
-            await self._resume(conn, sid)
+                continue
+            except BaseException:
+                if conn is not None:
+                    await asyncio.shield(conn.close(kill=True))
+                raise
+            break
+        assert conn is not None
         self.conns[index] = conn
         self.all_conns.append(conn)
         self.process[id(conn)] = (index, self.generation[index])
@@ -276,6 +292,11 @@ class _Schedule:
         finally:
             for task in [*self.background, *(t for _, t in self.stalls), *self.restarting.values()]:
                 task.cancel()
+            for task in self.background:  # a process started for an instance the run never got to
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    made = task.result()
+                    if isinstance(made, Connection) and made not in self.all_conns:
+                        await made.close(kill=True)
             judge = self.judge
             started = judge is not None and judge.done() and not judge.cancelled() and judge.exception() is None
             if started and judge.result() not in self.all_conns:  # started, never read: the run failed before
