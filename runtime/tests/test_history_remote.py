@@ -257,6 +257,21 @@ async def resend_through(proxy_url: str, arm: Any) -> list[str]:
     return problems
 
 
+async def _after_the_kill(
+    remote: Any, armed: Any, session: str, resend: tuple[str, str] | None = None
+) -> tuple[str | None, list[tuple[str, str]]]:
+    """Once the proxy has killed the node and it is up again: a new connection resumes `session`, resends the prompt
+    (`resend`: its text and key) if asked, and replays the session; the resend's messageId and the replay."""
+    armed.wait(PATIENCE)
+    await remote.settle()
+    second = await fresh(remote.proxy.url, session)
+    try:
+        again = await second.prompt(session, *resend) if resend is not None else None
+        return again, await second.replay(session)
+    finally:
+        await second.close()
+
+
 async def kill_after_answer(remote: Any) -> list[str]:
     """success-names-stored: the proxy kills the node the moment its answer passes; another node's replay holds the
     message the Client was told."""
@@ -268,13 +283,7 @@ async def kill_after_answer(remote: Any) -> list[str]:
         answered = await first.prompt(session, text, str(uuid.uuid4()))
     finally:
         first.connection.abort("its node died")
-    armed.wait(PATIENCE)
-    await remote.settle()
-    second = await fresh(remote.proxy.url, session)
-    try:
-        stored = await second.replay(session)
-    finally:
-        await second.close()
+    _, stored = await _after_the_kill(remote, armed, session)
     problems = [] if armed.killed else [f"the proxy killed no node ({armed.told})"]
     if answered not in [mid for mid, _ in stored]:
         problems.append(f"success-names-stored: the Client was told {answered}, the store holds {stored or 'nothing'}")
@@ -298,14 +307,7 @@ async def kill_after_forward(remote: Any) -> list[str]:
         pass  # outcome unknown: resend with the key
     finally:
         first.connection.abort("its node died")
-    armed.wait(PATIENCE)
-    await remote.settle()
-    second = await fresh(remote.proxy.url, session)
-    try:
-        again = await second.prompt(session, text, key)
-        stored = await second.replay(session)
-    finally:
-        await second.close()
+    again, stored = await _after_the_kill(remote, armed, session, (text, key))
     if not armed.killed:
         problems.append(f"the proxy killed no node ({armed.told})")
     mine = [mid for mid, said in stored if said == text]

@@ -108,6 +108,17 @@ async def until(check: Callable[[], bool], timeout: float = WAIT) -> None:
         await asyncio.sleep(0.02)
 
 
+def recorded() -> tuple[list[Scripted], Callable[[Send], Scripted]]:
+    """A factory of Scripted Agents, and the list of every Agent it made, in order."""
+    agents: list[Scripted] = []
+
+    def make(send: Send) -> Scripted:
+        agents.append(Scripted(send))
+        return agents[-1]
+
+    return agents, make
+
+
 def test_limits_must_be_positive() -> None:
     assert Limits().max_buffered_bytes == 64 * 1024 * 1024
     assert (Limits().max_output_stall_seconds, Limits().max_buffered_session_streams) == (60.0, 1024)
@@ -122,12 +133,7 @@ def test_an_http_connection_whose_client_went_quiet_is_ended_as_a_delete_would_e
     open keeps it, however long nothing is sent; a POST restarts the clock; the stream's end starts it again."""
 
     async def test() -> None:
-        agents: list[Scripted] = []
-
-        def make(send: Send) -> Scripted:
-            agents.append(Scripted(send))
-            return agents[-1]
-
+        agents, make = recorded()
         app = AcpServer(make, limits=Limits(max_idle_seconds=0.6))
         async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
             quiet, kept = await connect(client, url), await connect(client, url)
@@ -253,12 +259,7 @@ def test_a_request_whose_client_left_while_it_waited_for_room_never_reaches_the_
     the request is dropped: once a reader makes room, it is not handed to the Agent, and later requests are."""
 
     async def test() -> None:
-        agents: list[Scripted] = []
-
-        def make(send: Send) -> Scripted:
-            agents.append(Scripted(send))
-            return agents[-1]
-
+        agents, make = recorded()
         app = AcpServer(make, limits=Limits(max_buffered_bytes=4000, max_output_stall_seconds=30.0))
         async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
             connection = await connect(client, url)
