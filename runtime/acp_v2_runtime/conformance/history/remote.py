@@ -90,12 +90,17 @@ class Remote:
         lines = [line for line in said.splitlines() if line.startswith("bridge: cookies ")]
         return self.node_named(lines[-1].removeprefix("bridge: cookies ")) if lines else None
 
-    async def kill_node(self, index: int, said: str = "") -> str:
-        """SIGKILL the node whose cookie the bridge's stderr `said` names (else node `index` modulo the cluster's
-        size), then start it again in the background; its name."""
+    def node_serving(self, index: int, said: str = "") -> str:
+        """The node whose cookie the bridge's stderr `said` names, else node `index` modulo the cluster's size."""
         assert self.cluster is not None
         name = self.node_of(said)
-        node = self.cluster.node(name if name is not None else index % len(self.cluster.nodes))
+        return self.cluster.node(name if name is not None else index % len(self.cluster.nodes)).name
+
+    async def kill_node(self, index: int, said: str = "") -> str:
+        """SIGKILL the node serving instance `index` (`node_serving`), then start it again in the background; its
+        name."""
+        assert self.cluster is not None
+        node = self.cluster.node(self.node_serving(index, said))
         restarting = self._restarts.get(node.name)
         if restarting is not None:  # killed a moment ago: let it come up first, then kill it again
             with contextlib.suppress(Exception):

@@ -45,6 +45,11 @@ class TimedConnection(Connection):
         super()._answer(rid, raw)
 
 
+QUIET_SECONDS = 3.0
+"""How long a kill step over a cluster waits, at most, for the answers on their way from the node it kills (an
+attempt that waits on a held twin's claim or a stalled store is not answered sooner: the kill comes after this)."""
+
+
 @dataclass
 class Attempt:
     """One session/prompt sent: what, where and when, and what came back."""
@@ -346,6 +351,23 @@ class _Schedule:
         while any(conn.process.returncode is None for conn in served) and self._now() < deadline:
             await asyncio.sleep(0.02)
 
+    async def _quiet(self, node: str) -> None:
+        """Before a kill step over a cluster, wait (QUIET_SECONDS at most) for the answers on their way from `node`:
+        every live attempt its bridges sent and the Agent does not hold on purpose. A kill a few milliseconds after a
+        prompt would otherwise fall before or after its insertion as the machine's load decides, and a shrunk
+        schedule would not replay. A kill in the middle of an insertion is the `node-kill-after-forward` fault's."""
+        remote = self.runner.remote
+        deadline = self._now() + QUIET_SECONDS
+        while self._now() < deadline:
+            waiting = [
+                a
+                for a in self._pending_live()
+                if not a.hold and remote.node_of(a.conn.stderr_tail.decode("utf-8", "replace")) == node
+            ]
+            if not waiting:
+                return
+            await asyncio.sleep(0.02)
+
     async def _step(self, step: Step) -> None:
         h = self.history
         if step.op == "net":
@@ -355,6 +377,7 @@ class _Schedule:
         if step.op == "kill" and step.node:
             conn = self.conns[step.instance]
             said = conn.stderr_tail.decode("utf-8", "replace") if conn is not None else ""
+            await self._quiet(self.runner.remote.node_serving(step.instance, said))
             await self.runner.remote.kill_node(step.instance, said)
             h.events.append(Event("node", self._now(), step.instance, step=step.n))
             await self._after_kills()
