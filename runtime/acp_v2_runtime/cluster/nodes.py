@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shlex
 import signal
 import socket
@@ -37,10 +38,34 @@ def parse_command(text: str) -> list[str]:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on now (the kernel's choice)."""
+    """A TCP port nothing uses now, drawn below the kernel's ephemeral range when there is room there.
+
+    A node keeps its port across restarts, and while it is down an ephemeral port is anyone's: the kernel gives it to
+    the next outgoing connection or `bind(0)` on the machine, and the restart then fails to listen. Ports below the
+    range are never handed out so; another cluster drawing the same one at random is the remaining (small) risk."""
+    low = _ephemeral_low()
+    for _ in range(64):
+        port = _DRAW.randrange(PRIVATE_FLOOR, low) if low - PRIVATE_FLOOR > 1000 else 0
+        with socket.socket() as sock, contextlib.suppress(OSError):
+            sock.bind((host, port))
+            return int(sock.getsockname()[1])
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+PRIVATE_FLOOR = 20000
+"""The lowest port `free_port` draws (well above the ports services are registered on)."""
+
+_DRAW = random.SystemRandom()  # not the module's generator, which a caller may have seeded
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (Linux; elsewhere, the IANA range's 49152)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 49152
 
 
 class Node:
