@@ -1,10 +1,12 @@
-"""Run an `AcpServer` alone, on uvicorn (HTTP/1.1 through httptools, WebSocket through websockets), the server
-library chosen by measurement (site/remote-transport.md says how)."""
+"""Run an `AcpServer`, alone or mounted in an ASGI application, on uvicorn (HTTP/1.1 through httptools, WebSocket
+through websockets), the server library chosen by measurement (site/remote-transport.md says how)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from .server import AcpServer
 
@@ -30,15 +32,31 @@ def url_of(sock: socket.socket) -> str:
 
 
 async def serve(
-    app: AcpServer, host: str = "127.0.0.1", port: int = 0, *, ready: Callable[[str], None] | None = None
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    ready: Callable[[str], None] | None = None,
+    acp: AcpServer | None = None,
 ) -> None:
-    """Serve `app` on `host`:`port` until cancelled or stopped (SIGINT, SIGTERM); `ready(url)` once it listens."""
+    """Serve `app` on `host`:`port` until cancelled or stopped (SIGINT, SIGTERM); `ready(url)` once it listens.
+
+    `app` is an `AcpServer`, or an ASGI application (Starlette, FastAPI) with the `AcpServer` `acp` mounted in it.
+    Stopping ends every ACP connection first (`acp.close()`), then the rest of the application's requests; a
+    cancelled `serve` ends them too."""
     import uvicorn  # the `remote` extra
+
+    if acp is None:
+        if not isinstance(app, AcpServer):
+            raise TypeError("serve: pass acp=, the AcpServer mounted in this application, to end its connections")
+        acp = app
+    server = acp
 
     class Server(uvicorn.Server):  # type: ignore[misc]
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            # End every ACP connection first: an open event stream or socket would hold the server for the grace.
-            await app.close()
+            # End every ACP connection first. uvicorn waits for open responses before the application's lifespan
+            # shutdown, and an event stream or socket never ends by itself: it would hold the server for the grace.
+            await server.close()
             await super().shutdown(sockets)
 
     sock = bind(host, port)
@@ -49,10 +67,14 @@ async def serve(
         lifespan="on",
         log_level="warning",
         server_header=False,
-        ws_max_size=app.limits.max_buffered_bytes,  # a frame the SDK's limits would take
+        ws_max_size=acp.limits.max_buffered_bytes,  # a frame the SDK's limits would take
         ws_ping_interval=None,  # the SDK's server sends no pings; a client's own pings are still answered
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
     if ready is not None:
         ready(url_of(sock))
-    await Server(config).serve(sockets=[sock])
+    try:
+        await Server(config).serve(sockets=[sock])
+    finally:
+        # Cancelled rather than stopped, uvicorn skips its shutdown: the ACP connections are ended here all the same.
+        await asyncio.shield(server.close())
