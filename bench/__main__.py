@@ -52,7 +52,13 @@ def main() -> int:
     names = sorted(
         m.name for m in pkgutil.iter_modules([str(Path(bench.__file__).parent)]) if m.name.startswith("bench_")
     )
+    known = [name.removeprefix("bench_") for name in names]
     only = set(sys.argv[1:])
+    if only - set(known):
+        # A misspelt name would otherwise run nothing and report every goal met.
+        print(f"bench: no benchmark named {', '.join(sorted(only - set(known)))}", file=sys.stderr)
+        print(f"usage: python -m bench [NAME ...]   (names: {' '.join(known)}; none: all)", file=sys.stderr)
+        return 2
     chosen = [name for name in names if not only or name.removeprefix("bench_") in only]
     missed = _run_here(chosen[0]) if len(chosen) == 1 else sum(_run_apart(name) for name in chosen)
     print(f"bench: {missed} goal(s) missed" if missed else "bench: every goal met")
