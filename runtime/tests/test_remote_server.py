@@ -100,6 +100,17 @@ async def read_stream(client: Any, url: str, headers: dict[str, str], into: list
                 into.append(line[5:].strip())
 
 
+EMIT = call("big", "emit", count=5, size=1000)
+"""5 kB of notifications onto a connection's stream: more than the tests' max_buffered_bytes (4000)."""
+
+
+async def filled(client: Any, url: str) -> dict[str, str]:
+    """A new connection whose stream holds EMIT with no reader yet; the headers that name it."""
+    headers = {"acp-connection-id": await connect(client, url)}
+    assert (await client.post(url, json=EMIT, headers=headers)).status_code == 202
+    return headers
+
+
 async def until(check: Callable[[], bool], timeout: float = WAIT) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -229,10 +240,7 @@ def test_a_full_connection_holds_requests_until_read_and_closes_when_nobody_read
     async def test() -> None:
         app = AcpServer(Scripted, limits=Limits(max_buffered_bytes=4000, max_output_stall_seconds=1.0))
         async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
-            connection = await connect(client, url)
-            headers = {"acp-connection-id": connection}
-            emit = call("big", "emit", count=5, size=1000)  # 5 kB onto the connection's stream, no reader yet
-            assert (await client.post(url, json=emit, headers=headers)).status_code == 202
+            headers = await filled(client, url)
             waiting = asyncio.create_task(client.post(url, json=call("next", "echo"), headers=headers))
             await asyncio.sleep(0.3)
             assert not waiting.done()  # held: the Agent has not seen it
@@ -246,7 +254,7 @@ def test_a_full_connection_holds_requests_until_read_and_closes_when_nobody_read
             # Nobody reads this one: after the stall limit the connection is gone.
             stalled = await connect(client, url)
             headers = {"acp-connection-id": stalled}
-            assert (await client.post(url, json=emit, headers=headers)).status_code == 202
+            assert (await client.post(url, json=EMIT, headers=headers)).status_code == 202
             held = await asyncio.wait_for(client.post(url, json=call("late", "echo"), headers=headers), WAIT)
             assert held.status_code == 404
             assert (await client.post(url, json=call("after", "echo"), headers=headers)).status_code == 404
@@ -262,10 +270,7 @@ def test_a_request_whose_client_left_while_it_waited_for_room_never_reaches_the_
         agents, make = recorded()
         app = AcpServer(make, limits=Limits(max_buffered_bytes=4000, max_output_stall_seconds=30.0))
         async with served(app) as url, httpx.AsyncClient(timeout=WAIT) as client:
-            connection = await connect(client, url)
-            headers = {"acp-connection-id": connection}
-            emit = call("big", "emit", count=5, size=1000)  # 5 kB onto the connection's stream, no reader yet
-            assert (await client.post(url, json=emit, headers=headers)).status_code == 202
+            headers = await filled(client, url)
             async with httpx.AsyncClient(timeout=WAIT) as leaving:
                 waiting = asyncio.create_task(leaving.post(url, json=call("left", "echo"), headers=headers))
                 await asyncio.sleep(0.3)
